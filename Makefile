@@ -1,0 +1,33 @@
+# crossroot: one POSIX-style Makefile. `make` builds ./crossroot, `make check` runs every test
+# tier (unit, integration, end to end), `make SAN=1` builds with ASan+UBSan.
+VERSION = 0.1.0
+CC = cc
+PKGS = yaml-0.1 libcurl libcrypto libarchive
+WARN = -Wall -Wextra -Wshadow -Wmissing-prototypes -Wpedantic
+OPT = -O2 -g
+CFLAGS = -std=c17 $(OPT) $(WARN) -DCROSSROOT_VERSION='"$(VERSION)"' $$(pkg-config --cflags $(PKGS))
+LDLIBS = $$(pkg-config --libs $(PKGS))
+SAN_FLAGS = $$(if [ -n "$(SAN)" ]; then echo -fsanitize=address,undefined; fi)
+
+MODULES = util yamlfile digest recipes apt fetch extract run plan build sysroot testrun
+OBJS = $(MODULES:%=bootstrap/%.o)
+HEADERS = $(MODULES:%=bootstrap/%.h)
+
+all: crossroot
+
+crossroot: $(OBJS) bootstrap/main.o
+	$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $(OBJS) bootstrap/main.o $(LDLIBS)
+
+bootstrap/%.o: bootstrap/%.c $(HEADERS) Makefile
+	$(CC) $(CFLAGS) $(SAN_FLAGS) -c -o $@ $<
+
+tests/unit/run-unit: tests/unit/unit.c $(OBJS)
+	$(CC) $(CFLAGS) $(SAN_FLAGS) -Ibootstrap -o $@ tests/unit/unit.c $(OBJS) $(LDLIBS)
+
+check: crossroot tests/unit/run-unit
+	tests/run-all
+
+clean:
+	rm -f crossroot bootstrap/*.o tests/unit/run-unit
+
+.PHONY: all check clean

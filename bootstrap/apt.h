@@ -1,0 +1,17 @@
+/* apt: locate a file of a Debian source package through the host's own apt configuration,
+ * without changing it: a private state directory holds deb-src copies of the system's
+ * sources and their indices; `apt-get source --print-uris` then names the file's URL and
+ * the sha256 from the signed archive metadata. Nothing here downloads the file itself. */
+#ifndef CROSSROOT_APT_H
+#define CROSSROOT_APT_H
+
+#include "digest.h"
+
+/* Find `file` of source package `package` at exactly `version`. On success *url is the
+ * download URL (malloc'd) and `sha256` what the archive's signed index says. The first call
+ * in a state directory runs `apt-get update` on the private sources (about 2 s). Returns -1
+ * after error() when apt has no such package, version or file. */
+int apt_locate(const char *state_dir, const char *package, const char *version,
+               const char *file, char **url, char sha256[DIGEST_HEX_LEN + 1]);
+
+#endif

@@ -1,0 +1,33 @@
+/* extract: unpack a verified archive (tar, tar.gz, tar.xz, zip, ... via libarchive) into a
+ * new directory, safely and only in part if asked.
+ *
+ * Safety: an entry is refused, and the whole extraction fails, if its path is absolute or has
+ * a `..` component, if it is a device, FIFO or socket, if it carries set-user/group-id bits,
+ * or if it is a hard or symbolic link whose target leaves the directory. libarchive's secure
+ * flags enforce the same underneath. Limits bound the entry count and the bytes written.
+ * Atomicity: entries go to DEST.tmp.<pid>, renamed to DEST at the end; DEST exists only
+ * when complete. On any failure nothing is left but what existed before. */
+#ifndef CROSSROOT_EXTRACT_H
+#define CROSSROOT_EXTRACT_H
+
+#include <stddef.h>
+
+#include "util.h"
+
+struct extract_options {
+	const char *archive;        /* the file to read */
+	const char *dest;           /* must not exist yet */
+	int strip;                  /* leading path components removed; entries left empty skipped */
+	const struct strlist *include;  /* fnmatch patterns on the stripped path; empty: all */
+	const struct strlist *exclude;  /* patterns never extracted (a match on any prefix) */
+	size_t max_entries;         /* 0: default (1,000,000) */
+	long long max_bytes;        /* 0: default (16 GiB) */
+};
+
+/* Returns 0, or -1 after error() naming the archive and the offending entry. */
+int extract_archive(const struct extract_options *opts);
+
+/* Does `pattern` match `path` or one of its leading directories? (exported for the tests) */
+int extract_path_matches(const char *pattern, const char *path);
+
+#endif

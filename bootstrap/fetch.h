@@ -1,0 +1,36 @@
+/* fetch: download every source a run needs into the content-addressed download cache,
+ * in parallel (libcurl multi), each hashed while it streams.
+ *
+ * Cache layout (DIR = fetch_options.cache_dir):
+ *   DIR/<sha256>              a verified file, named by its own hash; never modified
+ *   DIR/tmp/<sha256>.<pid>.part   bytes in flight, private to one process
+ * A file is renamed into DIR only after its sha256 matched the origin's pin, so whatever a
+ * reader finds there is verified. Origins are tried in order; an origin that fails for good
+ * (404, hash mismatch, too large, apt has no such file) passes to the next at once, a
+ * transient failure (connect, reset, 5xx, stall) is retried with backoff first. */
+#ifndef CROSSROOT_FETCH_H
+#define CROSSROOT_FETCH_H
+
+#include <stdbool.h>
+
+#include "recipes.h"
+
+struct fetch_options {
+	const char *cache_dir;      /* download cache */
+	const char *apt_dir;        /* private apt state for apt origins */
+	int parallel;               /* transfers at once */
+	int retries;                /* extra attempts per origin on transient errors */
+	long stall_seconds;         /* abort a transfer that moved no byte for this long */
+	bool offline;               /* never touch the network: the cache must hold everything */
+};
+
+/* Path of the verified file of `source` if the cache holds one (any origin's hash), else NULL. */
+char *fetch_cached_path(const struct fetch_options *opts, const struct source *source);
+
+/* Make sure every source is in the cache. On return paths[i] is the cached file of
+ * sources[i] (or NULL where it failed). Returns 0 if all succeeded, -1 if any failed (each
+ * failure described: URL or package, what was expected, what happened). */
+int fetch_sources(const struct fetch_options *opts, struct source *const sources[], size_t n,
+                  char *paths[]);
+
+#endif

@@ -1,0 +1,266 @@
+/* main: the crossroot command line. Parses options, takes the work directory lock, loads the
+ * recipes and runs one command; the only place that decides the exit code. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "build.h"
+#include "plan.h"
+#include "recipes.h"
+#include "testrun.h"
+#include "util.h"
+
+static const char usage[] =
+	"usage: crossroot COMMAND [options] TARGET... | --all\n"
+	"\n"
+	"Bootstraps Clang-based cross sysroots from verified sources.\n"
+	"\n"
+	"commands:\n"
+	"  build    fetch, extract, patch and build what is out of date; assemble sysroots/TARGET\n"
+	"  fetch    only fill the download cache\n"
+	"  plan     show each stage as cached or to build, and why\n"
+	"  test     build tests/sysroot/ programs with the sysroot and run them under qemu-user\n"
+	"  clean    remove the target's sysroot and scratch files (the caches stay)\n"
+	"\n"
+	"options:\n"
+	"  -a, --all          every target in targets/\n"
+	"  -j, --jobs N       job budget shared by all builds (default: number of CPUs)\n"
+	"  -C, --root DIR     project directory with targets/, stages/, sources/ (default: .)\n"
+	"      --work DIR     scratch and state directory (default: ROOT/work)\n"
+	"      --cache DIR    download and stage cache (default: $CROSSROOT_CACHE or WORK/cache)\n"
+	"      --out DIR      where sysroots go (default: ROOT/sysroots)\n"
+	"      --offline      build from the download cache only\n"
+	"      --wait         wait for another crossroot using the work directory\n"
+	"  -k, --keep-going   after a failure, go on with stages that do not depend on it\n"
+	"  -v, --verbose      show every command\n"
+	"  -h, --help         this text\n"
+	"  -V, --version      print the version\n"
+	"\n"
+	"exit codes: 0 done, 1 build or test failed, 2 usage or recipe error, 3 fetch, verify or\n"
+	"extract error, 4 work directory locked, 130 interrupted\n";
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static int lock_work(const char *work, bool wait)
+{
+	if (mkdir_p(work, 0755) < 0)
+		return -1;
+	char *path = path_join(work, "lock");
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		error("cannot open '%s':", path);
+		free(path);
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		char holder[32] = "";
+		ssize_t n = pread(fd, holder, sizeof(holder) - 1, 0);
+		holder[n > 0 ? n : 0] = '\0';
+		holder[strcspn(holder, "\n")] = '\0';
+		if (!wait) {
+			error("work directory '%s' is in use by another crossroot (pid %s); wait for it, "
+			      "run with --wait, or use another --work directory", work,
+			      holder[0] ? holder : "unknown");
+			free(path);
+			close(fd);
+			return -2;
+		}
+		info("waiting for crossroot (pid %s) to release '%s'", holder[0] ? holder : "?", work);
+		if (flock(fd, LOCK_EX) < 0) {
+			error("cannot lock '%s':", path);
+			free(path);
+			close(fd);
+			return -1;
+		}
+	}
+	char pid[32];
+	int len = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)len, 0) < 0)
+		warn("cannot record our pid in '%s':", path);
+	free(path);
+	return fd;   /* held until exit */
+}
+
+static char *absolute(const char *path)
+{
+	if (path[0] == '/')
+		return xstrdup(path);
+	char *cwd = getcwd(NULL, 0);
+	char *abs = strcmp(path, ".") == 0 ? xstrdup(cwd) : path_join(cwd, path);
+	free(cwd);
+	return abs;
+}
+
+static int clean_target(const struct dirs *d, const char *name)
+{
+	const char *parts[][2] = {{d->out, ""}, {d->work, "build/"}, {d->work, "logs/"},
+	                          {d->work, "state/"}, {d->work, "test/"}};
+	int rc = 0;
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		char *path = xasprintf("%s/%s%s", parts[i][0], parts[i][1], name);
+		rc |= remove_tree(path);
+		free(path);
+	}
+	info("cleaned %s (download and stage caches kept)", name);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"all", no_argument, NULL, 'a'},      {"jobs", required_argument, NULL, 'j'},
+		{"root", required_argument, NULL, 'C'}, {"work", required_argument, NULL, 'w'},
+		{"cache", required_argument, NULL, 'c'}, {"out", required_argument, NULL, 'o'},
+		{"offline", no_argument, NULL, 'O'},  {"wait", no_argument, NULL, 'W'},
+		{"keep-going", no_argument, NULL, 'k'}, {"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},     {"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
+	};
+	bool all = false, offline = false, wait = false, keep_going = false, verbose = false;
+	long jobs = sysconf(_SC_NPROCESSORS_ONLN);
+	const char *root_arg = ".", *work_arg = NULL, *cache_arg = getenv("CROSSROOT_CACHE"),
+	           *out_arg = NULL;
+	int c;
+	while ((c = getopt_long(argc, argv, "aj:C:kvhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'a': all = true; break;
+		case 'j': {
+			char *end;
+			jobs = strtol(optarg, &end, 10);
+			if (*end || jobs < 1 || jobs > 1024) {
+				error("--jobs needs a number from 1 to 1024, not '%s'", optarg);
+				return EXIT_CONFIG;
+			}
+			break;
+		}
+		case 'C': root_arg = optarg; break;
+		case 'w': work_arg = optarg; break;
+		case 'c': cache_arg = optarg; break;
+		case 'o': out_arg = optarg; break;
+		case 'O': offline = true; break;
+		case 'W': wait = true; break;
+		case 'k': keep_going = true; break;
+		case 'v': verbose = true; break;
+		case 'h': fputs(usage, stdout); return EXIT_OK;
+		case 'V': printf("crossroot %s\n", CROSSROOT_VERSION); return EXIT_OK;
+		default: fputs(usage, stderr); return EXIT_CONFIG;
+		}
+	}
+	if (optind >= argc) {
+		fputs(usage, stderr);
+		return EXIT_CONFIG;
+	}
+	const char *command = argv[optind++];
+	static const char *const commands[] = {"build", "fetch", "plan", "test", "clean", NULL};
+	bool known = false;
+	for (size_t i = 0; commands[i]; i++)
+		known |= strcmp(command, commands[i]) == 0;
+	if (!known) {
+		error("unknown command '%s' (commands: build, fetch, plan, test, clean)", command);
+		return EXIT_CONFIG;
+	}
+	if (jobs < 1)
+		jobs = 1;
+
+	char *root = absolute(root_arg);
+	char *work = work_arg ? absolute(work_arg) : path_join(root, "work");
+	char *cache = cache_arg ? absolute(cache_arg) : path_join(work, "cache");
+	char *out = out_arg ? absolute(out_arg) : path_join(root, "sysroots");
+	char *downloads = path_join(cache, "downloads");
+	char *stage_cache = path_join(cache, "stages");
+	char *apt_dir = path_join(cache, "apt");
+	const char *llvm_bin = getenv("CROSSROOT_LLVM_BIN") ? getenv("CROSSROOT_LLVM_BIN")
+	                                                     : "/usr/lib/llvm-19/bin";
+	struct dirs dirs = {root, work, downloads, stage_cache, out, llvm_bin};
+
+	struct recipes recipes;
+	recipes_init(&recipes, root);
+	struct strlist names = {0};
+	if (all && recipes_list_targets(&recipes, &names) == 0 && names.n == 0) {
+		error("--all: no targets in '%s/targets'", root);
+		return EXIT_CONFIG;
+	}
+	for (int i = optind; i < argc; i++)
+		if (!strlist_has(&names, argv[i]))
+			strlist_add(&names, argv[i]);
+	if (names.n == 0) {
+		error("%s: name a target (files in '%s/targets/') or use --all", command, root);
+		return EXIT_CONFIG;
+	}
+	struct target **targets = xcalloc(names.n, sizeof(*targets));
+	for (size_t i = 0; i < names.n; i++) {
+		targets[i] = recipes_target(&recipes, names.v[i]);
+		if (!targets[i])
+			return EXIT_CONFIG;
+	}
+
+	struct sigaction sa = {0};
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
+	int lock = lock_work(work, wait);
+	if (lock < 0)
+		return lock == -2 ? EXIT_LOCKED : EXIT_FAILED;
+
+	int rc = EXIT_OK;
+	if (strcmp(command, "clean") == 0) {
+		for (size_t i = 0; i < names.n; i++)
+			if (clean_target(&dirs, names.v[i]) < 0)
+				rc = EXIT_FAILED;
+		return rc;
+	}
+	if (strcmp(command, "test") == 0) {
+		for (size_t i = 0; i < names.n; i++)
+			if (testrun_target(&dirs, targets[i]) != EXIT_OK)
+				rc = EXIT_FAILED;
+		return rc;
+	}
+	struct plan plan;
+	if (plan_create(&plan, &dirs, (int)jobs, targets, names.n, &recipes) < 0)
+		return EXIT_CONFIG;
+	struct build_options bo = {
+		.fetch = {.cache_dir = downloads, .apt_dir = apt_dir, .parallel = 4, .retries = 2,
+		          .stall_seconds = 30, .offline = offline},
+		.verbose = verbose,
+		.keep_going = keep_going,
+	};
+	const char *stall = getenv("CROSSROOT_STALL_SECONDS");
+	if (stall && atol(stall) > 0)
+		bo.fetch.stall_seconds = atol(stall);
+	if (strcmp(command, "plan") == 0)
+		plan_print(&plan);
+	else if (strcmp(command, "fetch") == 0) {
+		/* fetch everything the targets could need, cached stages or not */
+		for (size_t i = 0; i < plan.n_nodes; i++)
+			if (plan.nodes[i]->kind == NODE_TREE)
+				plan.nodes[i]->state = NODE_WAITING;
+		rc = build_fetch(&plan, &bo);
+	} else {
+		rc = build_run(&plan, &bo);
+	}
+	plan_release(&plan);
+	free(targets);
+	strlist_release(&names);
+	recipes_release(&recipes);
+	free(root);
+	free(work);
+	free(cache);
+	free(out);
+	free(downloads);
+	free(stage_cache);
+	free(apt_dir);
+	return rc;
+}

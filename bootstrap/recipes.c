@@ -1,0 +1,418 @@
+/* recipes: loading and validating target, stage and source YAML files.
+ * See recipes.h for the schema's shape; README.md documents every key. */
+#define _GNU_SOURCE
+#include "recipes.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "yamlfile.h"
+
+#define DEFAULT_MAX_SIZE (4LL << 30)   /* 4 GiB: far above any source, far below a full disk */
+
+void location_error(const struct location *where, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fflush(stdout);
+	fprintf(stderr, "%s:%zu:%zu: ", where->path, where->line, where->column);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+static struct location location_of(struct yamlfile *f, const char *path, yaml_node_t *node)
+{
+	(void)f;
+	struct location l = {path, node->start_mark.line + 1, node->start_mark.column + 1};
+	return l;
+}
+
+void recipes_init(struct recipes *r, const char *root)
+{
+	memset(r, 0, sizeof(*r));
+	r->root = xstrdup(root);
+}
+
+static void source_free(struct source *s)
+{
+	for (size_t i = 0; i < s->n_origins; i++) {
+		struct origin *o = &s->origins[i];
+		free(o->url);
+		free(o->package);
+		free(o->version);
+		free(o->file);
+	}
+	free(s->origins);
+	strlist_release(&s->extract);
+	strlist_release(&s->exclude);
+	free(s->name);
+	free(s->version);
+	free(s->path);
+	free(s);
+}
+
+static void stage_free(struct stage *s)
+{
+	for (size_t i = 0; i < s->n_steps; i++)
+		free(s->steps[i].command);
+	free(s->steps);
+	strlist_release(&s->sources);
+	strlist_release(&s->depends);
+	free(s->name);
+	free(s->path);
+	free(s->description);
+	free(s->text);
+	free(s);
+}
+
+static void target_free(struct target *t)
+{
+	strlist_release(&t->cflags);
+	strlist_release(&t->stages);
+	strlist_release(&t->vars);
+	free(t->name);
+	free(t->path);
+	free(t->description);
+	free(t->triple);
+	free(t->qemu);
+	free(t->text);
+	free(t);
+}
+
+void recipes_release(struct recipes *r)
+{
+	for (size_t i = 0; i < r->n_targets; i++)
+		target_free(r->targets[i]);
+	for (size_t i = 0; i < r->n_stages; i++)
+		stage_free(r->stages[i]);
+	for (size_t i = 0; i < r->n_sources; i++)
+		source_free(r->sources[i]);
+	free(r->targets);
+	free(r->stages);
+	free(r->sources);
+	free(r->root);
+	memset(r, 0, sizeof(*r));
+}
+
+/* Names become file names and directory names: keep them boring. */
+static bool valid_name(const char *s)
+{
+	if (!*s || *s == '.' || *s == '-')
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("._+-", *s))
+			return false;
+	return true;
+}
+
+static char *scalar_copy(struct yamlfile *f, yaml_node_t *map, const char *key)
+{
+	const char *s = yamlfile_scalar(f, yamlfile_get(f, map, key), key);
+	return s ? xstrdup(s) : NULL;
+}
+
+static char *recipe_path(const struct recipes *r, const char *dir, const char *name)
+{
+	return xasprintf("%s/%s/%s.yaml", r->root, dir, name);
+}
+
+/* Open a recipe file, reporting "no such target/stage" at the mention if it is missing. */
+static int open_recipe(struct yamlfile *f, const struct recipes *r, const char *dir,
+                       const char *kind, const char *name, const struct location *from)
+{
+	char *path = recipe_path(r, dir, name);
+	if (!valid_name(name)) {
+		if (from)
+			location_error(from, "invalid %s name '%s'", kind, name);
+		else
+			error("invalid %s name '%s'", kind, name);
+		free(path);
+		return -1;
+	}
+	if (!path_exists(path)) {
+		if (from)
+			location_error(from, "unknown %s '%s' (no file '%s')", kind, name, path);
+		else
+			error("unknown %s '%s': no file '%s'", kind, name, path);
+		free(path);
+		return -1;
+	}
+	int rc = yamlfile_load(f, path);
+	free(path);
+	return rc;
+}
+
+static void check_name(struct yamlfile *f, yaml_node_t *root, const char *expected)
+{
+	yaml_node_t *node = yamlfile_get(f, root, "name");
+	const char *name = yamlfile_scalar(f, node, "name");
+	if (name && strcmp(name, expected) != 0)
+		yamlfile_error(f, node, "name '%s' does not match the file name '%s'", name, expected);
+}
+
+static long long parse_size(struct yamlfile *f, yaml_node_t *node)
+{
+	const char *s = yamlfile_scalar(f, node, "max-size");
+	if (!s)
+		return DEFAULT_MAX_SIZE;
+	char *end;
+	long long v = strtoll(s, &end, 10);
+	long long unit = 1;
+	if (*end == 'K' || *end == 'k')
+		unit = 1LL << 10, end++;
+	else if (*end == 'M')
+		unit = 1LL << 20, end++;
+	else if (*end == 'G')
+		unit = 1LL << 30, end++;
+	if (end == s || *end || v <= 0) {
+		yamlfile_error(f, node, "max-size must be a positive number of bytes, "
+		               "optionally with K, M or G (got '%s')", s);
+		return DEFAULT_MAX_SIZE;
+	}
+	return v * unit;
+}
+
+static void load_origin(struct yamlfile *f, yaml_node_t *node, struct origin *o, const char *path)
+{
+	static const char *const allowed[] = {"url", "apt", "file", "sha256", "max-size", NULL};
+	static const char *const required[] = {"sha256", NULL};
+	memset(o, 0, sizeof(*o));
+	o->where = location_of(f, path, node);
+	o->max_size = DEFAULT_MAX_SIZE;
+	if (node->type != YAML_MAPPING_NODE) {
+		yamlfile_error(f, node, "an origin must be a mapping with 'url' or 'apt', and 'sha256'");
+		return;
+	}
+	yamlfile_check_keys(f, node, allowed, required);
+	yaml_node_t *url = yamlfile_get(f, node, "url");
+	yaml_node_t *apt = yamlfile_get(f, node, "apt");
+	yaml_node_t *file = yamlfile_get(f, node, "file");
+	if (!!url == !!apt)
+		yamlfile_error(f, node, "an origin needs exactly one of 'url' and 'apt'");
+	if (url) {
+		const char *u = yamlfile_scalar(f, url, "url");
+		if (u && strncmp(u, "https://", 8) && strncmp(u, "http://", 7) && strncmp(u, "file://", 7))
+			yamlfile_error(f, url, "url must start with https://, http:// or file:// (got '%s')", u);
+		o->kind = ORIGIN_URL;
+		o->url = u ? xstrdup(u) : NULL;
+		if (file)
+			yamlfile_error(f, file, "'file' belongs to 'apt' origins only");
+	}
+	if (apt) {
+		const char *a = yamlfile_scalar(f, apt, "apt");
+		const char *eq = a ? strchr(a, '=') : NULL;
+		if (a && (!eq || eq == a || !eq[1]))
+			yamlfile_error(f, apt, "apt must be 'package=version', e.g. 'musl=1.2.3-1' (got '%s')", a);
+		else if (a) {
+			o->package = xstrndup(a, (size_t)(eq - a));
+			o->version = xstrdup(eq + 1);
+		}
+		o->kind = ORIGIN_APT;
+		if (!file)
+			yamlfile_error(f, node, "an apt origin needs 'file': which file of the source package");
+		const char *name = yamlfile_scalar(f, file, "file");
+		if (name && (strchr(name, '/') || !valid_name(name)))
+			yamlfile_error(f, file, "file must be a plain file name (got '%s')", name);
+		o->file = name ? xstrdup(name) : NULL;
+	}
+	yaml_node_t *sha = yamlfile_get(f, node, "sha256");
+	const char *hex = yamlfile_scalar(f, sha, "sha256");
+	if (hex && !digest_is_valid_hex(hex))
+		yamlfile_error(f, sha, "sha256 must be 64 lowercase hexadecimal digits (got '%s')", hex);
+	else if (hex)
+		memcpy(o->sha256, hex, DIGEST_HEX_LEN + 1);
+	if (yamlfile_get(f, node, "max-size"))
+		o->max_size = parse_size(f, yamlfile_get(f, node, "max-size"));
+}
+
+struct source *recipes_source(struct recipes *r, const char *name, const struct location *from)
+{
+	for (size_t i = 0; i < r->n_sources; i++)
+		if (strcmp(r->sources[i]->name, name) == 0)
+			return r->sources[i];
+	static const char *const allowed[] = {"name", "version", "description", "origins",
+	                                      "extract", "exclude", "strip", NULL};
+	static const char *const required[] = {"name", "version", "origins", NULL};
+	struct yamlfile f;
+	if (open_recipe(&f, r, "sources", "source", name, from) < 0) {
+		yamlfile_release(&f);
+		return NULL;
+	}
+	yaml_node_t *root = yamlfile_root(&f);
+	struct source *s = xcalloc(1, sizeof(*s));
+	s->name = xstrdup(name);
+	s->path = xstrdup(f.path);
+	s->strip = 1;
+	yamlfile_check_keys(&f, root, allowed, required);
+	check_name(&f, root, name);
+	s->version = scalar_copy(&f, root, "version");
+	if (s->version && !valid_name(s->version))
+		yamlfile_error(&f, yamlfile_get(&f, root, "version"), "invalid version '%s'", s->version);
+	yaml_node_t **items;
+	size_t n;
+	if (yamlfile_sequence(&f, yamlfile_get(&f, root, "origins"), "origins", &items, &n) == 0) {
+		if (n == 0 && yamlfile_get(&f, root, "origins"))
+			yamlfile_error(&f, yamlfile_get(&f, root, "origins"), "origins must not be empty");
+		s->origins = xcalloc(n, sizeof(*s->origins));
+		s->n_origins = n;
+		for (size_t i = 0; i < n; i++)
+			load_origin(&f, items[i], &s->origins[i], s->path);
+		free(items);
+	}
+	yamlfile_strings(&f, yamlfile_get(&f, root, "extract"), "extract", &s->extract);
+	yamlfile_strings(&f, yamlfile_get(&f, root, "exclude"), "exclude", &s->exclude);
+	yaml_node_t *strip = yamlfile_get(&f, root, "strip");
+	const char *st = yamlfile_scalar(&f, strip, "strip");
+	if (st) {
+		char *end;
+		long v = strtol(st, &end, 10);
+		if (*end || end == st || v < 0 || v > 8)
+			yamlfile_error(&f, strip, "strip must be a number from 0 to 8 (got '%s')", st);
+		s->strip = (int)v;
+	}
+	if (f.errors) {
+		yamlfile_release(&f);
+		source_free(s);
+		return NULL;
+	}
+	yamlfile_release(&f);
+	r->sources = xrealloc(r->sources, (r->n_sources + 1) * sizeof(*r->sources));
+	r->sources[r->n_sources++] = s;
+	return s;
+}
+
+struct stage *recipes_stage(struct recipes *r, const char *name, const struct location *from)
+{
+	for (size_t i = 0; i < r->n_stages; i++)
+		if (strcmp(r->stages[i]->name, name) == 0)
+			return r->stages[i];
+	static const char *const allowed[] = {"name", "description", "sources", "depends",
+	                                      "steps", NULL};
+	static const char *const required[] = {"name", "steps", NULL};
+	struct yamlfile f;
+	if (open_recipe(&f, r, "stages", "stage", name, from) < 0) {
+		yamlfile_release(&f);
+		return NULL;
+	}
+	yaml_node_t *root = yamlfile_root(&f);
+	struct stage *s = xcalloc(1, sizeof(*s));
+	s->name = xstrdup(name);
+	s->path = xstrdup(f.path);
+	s->text = xstrdup(f.text);
+	yamlfile_check_keys(&f, root, allowed, required);
+	check_name(&f, root, name);
+	if (yamlfile_get(&f, root, "description"))
+		s->description = scalar_copy(&f, root, "description");
+	yaml_node_t *sources = yamlfile_get(&f, root, "sources");
+	yaml_node_t *depends = yamlfile_get(&f, root, "depends");
+	yamlfile_strings(&f, sources, "sources", &s->sources);
+	yamlfile_strings(&f, depends, "depends", &s->depends);
+	yaml_node_t **items;
+	size_t n;
+	if (yamlfile_sequence(&f, yamlfile_get(&f, root, "steps"), "steps", &items, &n) == 0) {
+		s->steps = xcalloc(n, sizeof(*s->steps));
+		for (size_t i = 0; i < n; i++) {
+			const char *cmd = yamlfile_scalar(&f, items[i], "steps");
+			if (!cmd)
+				continue;
+			struct step *st = &s->steps[s->n_steps++];
+			st->command = xstrdup(cmd);
+			st->where = location_of(&f, s->path, items[i]);
+		}
+		free(items);
+	}
+	/* Resolve what this stage names, reporting at the mention. */
+	struct location mention = sources ? location_of(&f, s->path, sources) : (struct location){0};
+	int errors = f.errors;
+	for (size_t i = 0; i < s->sources.n && !errors; i++)
+		if (!recipes_source(r, s->sources.v[i], &mention))
+			errors++;
+	if (errors) {
+		yamlfile_release(&f);
+		stage_free(s);
+		return NULL;
+	}
+	struct location dep_mention = depends ? location_of(&f, s->path, depends) : mention;
+	yamlfile_release(&f);
+	/* Register before resolving dependencies so a cycle ends instead of recursing. */
+	r->stages = xrealloc(r->stages, (r->n_stages + 1) * sizeof(*r->stages));
+	r->stages[r->n_stages++] = s;
+	for (size_t i = 0; i < s->depends.n; i++)
+		if (!recipes_stage(r, s->depends.v[i], &dep_mention))
+			return NULL;
+	return s;
+}
+
+struct target *recipes_target(struct recipes *r, const char *name)
+{
+	for (size_t i = 0; i < r->n_targets; i++)
+		if (strcmp(r->targets[i]->name, name) == 0)
+			return r->targets[i];
+	static const char *const allowed[] = {"description", "triple", "qemu", "cflags", "stages",
+	                                      "vars", NULL};
+	static const char *const required[] = {"triple", "qemu", "stages", NULL};
+	struct yamlfile f;
+	if (open_recipe(&f, r, "targets", "target", name, NULL) < 0) {
+		yamlfile_release(&f);
+		return NULL;
+	}
+	yaml_node_t *root = yamlfile_root(&f);
+	struct target *t = xcalloc(1, sizeof(*t));
+	t->name = xstrdup(name);
+	t->path = xstrdup(f.path);
+	t->text = xstrdup(f.text);
+	yamlfile_check_keys(&f, root, allowed, required);
+	if (yamlfile_get(&f, root, "description"))
+		t->description = scalar_copy(&f, root, "description");
+	t->triple = scalar_copy(&f, root, "triple");
+	t->qemu = scalar_copy(&f, root, "qemu");
+	if (t->triple && (!valid_name(t->triple) || !strchr(t->triple, '-')))
+		yamlfile_error(&f, yamlfile_get(&f, root, "triple"),
+		               "triple must look like arch-vendor-os-abi (got '%s')", t->triple);
+	yamlfile_strings(&f, yamlfile_get(&f, root, "cflags"), "cflags", &t->cflags);
+	yaml_node_t *stages = yamlfile_get(&f, root, "stages");
+	yamlfile_strings(&f, stages, "stages", &t->stages);
+	if (stages && t->stages.n == 0)
+		yamlfile_error(&f, stages, "stages must name at least one stage");
+	yaml_node_t *vars = yamlfile_get(&f, root, "vars");
+	yamlfile_string_map(&f, vars, "vars", &t->vars);
+	for (size_t i = 0; i < t->vars.n; i += 2) {
+		for (const char *c = t->vars.v[i]; *c; c++)
+			if (!isalnum((unsigned char)*c) && *c != '_') {
+				yamlfile_error(&f, vars, "variable name '%s' may hold only letters, digits and _",
+				               t->vars.v[i]);
+				break;
+			}
+	}
+	if (f.errors) {
+		yamlfile_release(&f);
+		target_free(t);
+		return NULL;
+	}
+	struct location mention = location_of(&f, t->path, stages);
+	yamlfile_release(&f);
+	r->targets = xrealloc(r->targets, (r->n_targets + 1) * sizeof(*r->targets));
+	r->targets[r->n_targets++] = t;
+	for (size_t i = 0; i < t->stages.n; i++)
+		if (!recipes_stage(r, t->stages.v[i], &mention))
+			return NULL;
+	return t;
+}
+
+int recipes_list_targets(const struct recipes *r, struct strlist *out)
+{
+	char *dir = path_join(r->root, "targets");
+	struct strlist names = {0};
+	int rc = list_dir(dir, &names);
+	for (size_t i = 0; i < names.n; i++) {
+		size_t n = strlen(names.v[i]);
+		if (n > 5 && strcmp(names.v[i] + n - 5, ".yaml") == 0)
+			strlist_take(out, xstrndup(names.v[i], n - 5));
+	}
+	strlist_release(&names);
+	free(dir);
+	return rc;
+}

@@ -1,0 +1,103 @@
+/* recipes: the data model (targets, stages, sources) loaded from YAML and validated.
+ *
+ * Layout under the project root:
+ *   targets/<name>.yaml   one machine and the stages it wants; no build logic
+ *   stages/<name>.yaml    how to build one component: sources, dependencies, shell steps
+ *   sources/<name>.yaml   where a source comes from: origins, each pinned by sha256
+ * Every validation problem is reported as file:line:column and counted; a load fails (-1)
+ * when any was found, so the user sees all problems of a file at once. */
+#ifndef CROSSROOT_RECIPES_H
+#define CROSSROOT_RECIPES_H
+
+#include <stddef.h>
+
+#include "digest.h"
+#include "util.h"
+
+/* Where a YAML value came from, to point errors found after loading at their line. */
+struct location {
+	const char *path;   /* borrowed from the owning recipe */
+	size_t line, column;
+};
+
+enum origin_kind {
+	ORIGIN_URL,         /* https://, http:// or file:// */
+	ORIGIN_APT,         /* a file of a Debian source package, found through apt */
+};
+
+struct origin {
+	enum origin_kind kind;
+	char *url;          /* ORIGIN_URL */
+	char *package;      /* ORIGIN_APT: source package name */
+	char *version;      /* ORIGIN_APT: exact Debian version, e.g. 1:19.1.7-3~deb12u1 */
+	char *file;         /* ORIGIN_APT: which file of the package, e.g. musl_1.2.3.orig.tar.gz */
+	char sha256[DIGEST_HEX_LEN + 1];
+	long long max_size; /* bytes; a body larger than this is refused */
+	struct location where;
+};
+
+struct source {
+	char *name, *version;
+	char *path;                 /* the YAML file */
+	struct origin *origins;
+	size_t n_origins;
+	struct strlist extract;     /* path patterns to extract (after strip); empty: all */
+	struct strlist exclude;     /* path patterns never extracted */
+	int strip;                  /* leading path components removed (default 1) */
+};
+
+struct step {
+	char *command;              /* shell text with ${variables} */
+	struct location where;
+};
+
+struct stage {
+	char *name;
+	char *path;
+	char *description;
+	struct strlist sources;     /* names of sources/<name>.yaml; the first is ${src} */
+	struct strlist depends;     /* stages whose output must be in ${sysroot} */
+	struct step *steps;
+	size_t n_steps;
+	char *text;                 /* the whole YAML text, part of the stage key */
+};
+
+struct target {
+	char *name;                 /* file name without .yaml: the tool prefix */
+	char *path;
+	char *description;
+	char *triple;               /* what clang gets as --target */
+	char *qemu;                 /* qemu-user binary that runs the target's programs */
+	struct strlist cflags;      /* code generation flags: always used, also by the wrappers */
+	struct strlist stages;      /* wanted stages; their dependencies are added */
+	struct strlist vars;        /* extra recipe variables: name, value, name, value, ... */
+	char *text;
+};
+
+/* All recipes loaded so far, looked up by name and loaded on first use. */
+struct recipes {
+	char *root;                 /* project root holding targets/, stages/, sources/ */
+	struct target **targets;
+	size_t n_targets;
+	struct stage **stages;
+	size_t n_stages;
+	struct source **sources;
+	size_t n_sources;
+};
+
+void recipes_init(struct recipes *r, const char *root);
+void recipes_release(struct recipes *r);
+
+/* Load targets/<name>.yaml, then every stage it needs (transitively) and their sources.
+ * Returns NULL after reporting; `from` (may be NULL) is where the name was mentioned. */
+struct target *recipes_target(struct recipes *r, const char *name);
+struct stage *recipes_stage(struct recipes *r, const char *name, const struct location *from);
+struct source *recipes_source(struct recipes *r, const char *name, const struct location *from);
+/* Names of all targets/<name>.yaml, sorted. */
+int recipes_list_targets(const struct recipes *r, struct strlist *out);
+
+/* Print "path:line:col: message" for a location (used by later phases). */
+void location_error(const struct location *where, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,210 @@
+/* run: posix_spawn wrappers, wait statuses and the make jobserver. See run.h. */
+#define _GNU_SOURCE
+#include "run.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static pid_t spawn(char *const argv[], const char *cwd, char *const env[], int out_fd, int err_fd,
+                   bool own_group)
+{
+	posix_spawn_file_actions_t actions;
+	posix_spawnattr_t attr;
+	posix_spawn_file_actions_init(&actions);
+	posix_spawnattr_init(&attr);
+	posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+	if (out_fd >= 0)
+		posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
+	if (err_fd >= 0)
+		posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
+	if (cwd)
+		posix_spawn_file_actions_addchdir_np(&actions, cwd);
+	short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+	sigset_t none, all;
+	sigemptyset(&none);
+	sigfillset(&all);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &all);
+	if (own_group) {
+		flags |= POSIX_SPAWN_SETPGROUP;
+		posix_spawnattr_setpgroup(&attr, 0);
+	}
+	posix_spawnattr_setflags(&attr, flags);
+	pid_t pid;
+	int rc = posix_spawnp(&pid, argv[0], &actions, &attr, argv, env ? env : environ);
+	posix_spawn_file_actions_destroy(&actions);
+	posix_spawnattr_destroy(&attr);
+	if (rc != 0) {
+		errno = rc;
+		error("cannot run '%s':", argv[0]);
+		return -1;
+	}
+	return pid;
+}
+
+pid_t run_shell(const char *command, const char *cwd, char *const env[], int out_fd)
+{
+	char *argv[] = {"/bin/sh", "-ec", (char *)command, NULL};
+	return spawn(argv, cwd, env, out_fd, out_fd, true);
+}
+
+pid_t run_argv(char *const argv[], const char *cwd, int out_fd, int err_fd)
+{
+	return spawn(argv, cwd, NULL, out_fd, err_fd, false);
+}
+
+pid_t run_function(int (*fn)(void *), void *arg, int out_fd)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		error("cannot fork:");
+		return -1;
+	}
+	if (pid == 0) {
+		setpgid(0, 0);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		if (out_fd >= 0) {
+			dup2(out_fd, 1);
+			dup2(out_fd, 2);
+		}
+		int rc = fn(arg);
+		fflush(NULL);
+		_exit(rc == 0 ? 0 : 1);
+	}
+	setpgid(pid, pid);
+	return pid;
+}
+
+
+int run_capture(char *const argv[], struct buf *out, struct buf *err)
+{
+	int po[2], pe[2] = {-1, -1};
+	if (pipe2(po, O_CLOEXEC) < 0 || (err && pipe2(pe, O_CLOEXEC) < 0)) {
+		error("cannot create a pipe:");
+		return -1;
+	}
+	pid_t pid = spawn(argv, NULL, NULL, po[1], err ? pe[1] : -1, false);
+	close(po[1]);
+	if (pe[1] >= 0)
+		close(pe[1]);
+	if (pid < 0) {
+		close(po[0]);
+		if (pe[0] >= 0)
+			close(pe[0]);
+		return -1;
+	}
+	struct pollfd fds[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
+	int open_fds = err ? 2 : 1;
+	while (open_fds > 0) {
+		if (poll(fds, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		for (int i = 0; i < 2; i++) {
+			if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			char chunk[8192];
+			ssize_t n = read(fds[i].fd, chunk, sizeof(chunk));
+			if (n > 0) {
+				buf_add(i == 0 ? out : err, chunk, (size_t)n);
+			} else if (n == 0 || errno != EINTR) {
+				close(fds[i].fd);
+				fds[i].fd = -1;
+				open_fds--;
+			}
+		}
+	}
+	return run_wait(pid);
+}
+
+int run_wait(pid_t pid)
+{
+	int status;
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			error("cannot wait for process %ld:", (long)pid);
+			return -1;
+		}
+	}
+	return status;
+}
+
+const char *run_describe(int status, char out[96])
+{
+	if (WIFEXITED(status))
+		snprintf(out, 96, "exited with status %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(out, 96, "killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+	else
+		snprintf(out, 96, "ended with wait status 0x%x", status);
+	return out;
+}
+
+void run_kill_group(pid_t pid, int sig)
+{
+	if (pid > 0)
+		kill(-pid, sig);
+}
+
+int jobserver_init(struct jobserver *js, int jobs)
+{
+	int fds[2];
+	js->jobs = jobs;
+	if (pipe(fds) < 0) {
+		error("cannot create the jobserver pipe:");
+		return -1;
+	}
+	js->read_fd = fds[0];
+	js->write_fd = fds[1];
+	/* A separate open file description, so O_NONBLOCK here does not leak into makes. */
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", js->read_fd);
+	js->poll_fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (js->poll_fd < 0) {
+		error("cannot open '%s':", path);
+		return -1;
+	}
+	for (int i = 1; i < jobs; i++)
+		if (write(js->write_fd, "+", 1) != 1) {
+			error("cannot fill the jobserver pipe:");
+			return -1;
+		}
+	return 0;
+}
+
+void jobserver_release(struct jobserver *js)
+{
+	close(js->read_fd);
+	close(js->write_fd);
+	close(js->poll_fd);
+}
+
+bool jobserver_try_acquire(struct jobserver *js)
+{
+	char c;
+	return read(js->poll_fd, &c, 1) == 1;
+}
+
+void jobserver_return(struct jobserver *js)
+{
+	while (write(js->write_fd, "+", 1) < 0 && errno == EINTR)
+		;
+}
+
+char *jobserver_makeflags(const struct jobserver *js)
+{
+	return xasprintf("-j%d --jobserver-auth=%d,%d", js->jobs, js->read_fd, js->write_fd);
+}

@@ -1,0 +1,47 @@
+/* run: child processes (posix_spawn, explicit argv and environment), wait statuses in words,
+ * and the GNU make jobserver that shares one job budget between crossroot and every make it
+ * starts. All descriptors crossroot opens are CLOEXEC; only the jobserver pipe is inherited. */
+#ifndef CROSSROOT_RUN_H
+#define CROSSROOT_RUN_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "util.h"
+
+/* Start `sh -c command` in `cwd` with exactly `env`; stdin is /dev/null, stdout and stderr go
+ * to `out_fd`. The child leads its own process group (so Ctrl-C reaches all of a build, and
+ * run_kill_group() stops it). Returns the pid, or -1 after error(). */
+pid_t run_shell(const char *command, const char *cwd, char *const env[], int out_fd);
+/* Start argv[0] (searched in PATH) with the environment of crossroot; stdout to out_fd
+ * (-1: inherit), stderr to err_fd (-1: inherit). */
+pid_t run_argv(char *const argv[], const char *cwd, int out_fd, int err_fd);
+/* Fork a child that calls fn(arg) with stdout/stderr on out_fd and exits 0 if it returned 0,
+ * 1 otherwise. Used for in-process work (extraction) that should run beside builds. */
+pid_t run_function(int (*fn)(void *), void *arg, int out_fd);
+/* Run argv to completion, collecting stdout into `out` (stderr into `err` if not NULL, else
+ * inherited). Returns the wait status, or -1 if it could not start. */
+int run_capture(char *const argv[], struct buf *out, struct buf *err);
+/* Wait for a specific child, retrying on EINTR. Returns the status or -1. */
+int run_wait(pid_t pid);
+/* "exited with status 2", "killed by signal 9 (Killed)" */
+const char *run_describe(int status, char out[96]);
+/* Send `sig` to the child's process group. */
+void run_kill_group(pid_t pid, int sig);
+
+/* GNU make jobserver (the pipe protocol of make 4.3). `jobs` is the total budget: crossroot
+ * itself holds one implicit token, the pipe holds jobs-1. */
+struct jobserver {
+	int read_fd, write_fd;   /* inherited by children, blocking */
+	int poll_fd;             /* crossroot's own non-blocking view of the read end */
+	int jobs;
+};
+int jobserver_init(struct jobserver *js, int jobs);
+void jobserver_release(struct jobserver *js);
+/* Take one token without blocking: true if one was taken. */
+bool jobserver_try_acquire(struct jobserver *js);
+void jobserver_return(struct jobserver *js);
+/* The MAKEFLAGS value that makes sub-makes join this jobserver. */
+char *jobserver_makeflags(const struct jobserver *js);
+
+#endif

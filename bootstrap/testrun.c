@@ -1,0 +1,232 @@
+/* testrun: build and run tests/sysroot/ programs under qemu-user. See testrun.h. */
+#define _GNU_SOURCE
+#include "testrun.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "run.h"
+#include "util.h"
+
+struct test {
+	char *name, *source;
+	bool cxx;
+	struct strlist links, flags, shared, requires;
+	int exit_status;
+};
+
+static void parse_header(struct test *t, const char *text)
+{
+	for (const char *line = text; line && strncmp(line, "//", 2) == 0;) {
+		const char *end = strchr(line, '\n');
+		char *l = end ? xstrndup(line + 2, (size_t)(end - line - 2)) : xstrdup(line + 2);
+		char *colon = strchr(l, ':');
+		if (colon) {
+			*colon = '\0';
+			char *key = l + strspn(l, " ");
+			struct strlist *into = strcmp(key, "link") == 0 ? &t->links :
+			                       strcmp(key, "flags") == 0 ? &t->flags :
+			                       strcmp(key, "shared") == 0 ? &t->shared :
+			                       strcmp(key, "requires") == 0 ? &t->requires : NULL;
+			if (strcmp(key, "exit") == 0)
+				t->exit_status = atoi(colon + 1);
+			for (char *w = strtok(colon + 1, " \t"); w && into; w = strtok(NULL, " \t"))
+				strlist_add(into, w);
+		}
+		free(l);
+		line = end ? end + 1 : NULL;
+	}
+	if (t->links.n == 0) {
+		strlist_add(&t->links, "static");
+		strlist_add(&t->links, "dynamic");
+	}
+}
+
+static void test_release(struct test *t)
+{
+	free(t->name);
+	free(t->source);
+	strlist_release(&t->links);
+	strlist_release(&t->flags);
+	strlist_release(&t->shared);
+	strlist_release(&t->requires);
+}
+
+/* Run argv, output into `log`; returns the wait status. */
+static int run_logged(struct strlist *argv, struct buf *log)
+{
+	strlist_take(argv, NULL);
+	struct buf err = {0};
+	int status = run_capture(argv->v, log, &err);
+	if (err.s)
+		buf_puts(log, err.s);
+	buf_release(&err);
+	argv->n--;
+	return status;
+}
+
+static int compile(const char *driver, const char *src, const char *out, const struct strlist *extra,
+                   const struct strlist *flags, struct buf *log)
+{
+	struct strlist argv = {0};
+	strlist_add(&argv, driver);
+	strlist_add(&argv, src);
+	strlist_add(&argv, "-o");
+	strlist_add(&argv, out);
+	strlist_add(&argv, "-O2");
+	for (size_t i = 0; i < extra->n; i++)
+		strlist_add(&argv, extra->v[i]);
+	for (size_t i = 0; i < flags->n; i++)
+		strlist_add(&argv, flags->v[i]);
+	int status = run_logged(&argv, log);
+	strlist_release(&argv);
+	return status;
+}
+
+/* Build and run one test with one link mode; returns 1 pass, 0 fail. */
+static int run_one(const struct dirs *dirs, const struct target *t, const char *sysroot,
+                   const struct test *test, const char *link, const char *outdir)
+{
+	struct buf log = {0};
+	char *driver = xasprintf("%s/bin/%s-%s", sysroot, t->name, test->cxx ? "clang++" : "clang");
+	char *exe = xasprintf("%s/%s-%s", outdir, test->name, link);
+	struct strlist extra = {0}, none = {0};
+	bool is_static = strcmp(link, "static") == 0;
+	if (is_static)
+		strlist_add(&extra, "-static");
+	int ok = 0;
+	for (size_t i = 0; i < test->shared.n; i++) {
+		char *src = xasprintf("%s/tests/sysroot/%s", dirs->root, test->shared.v[i]);
+		char *base = xstrndup(test->shared.v[i], strcspn(test->shared.v[i], "."));
+		char *lib = xasprintf("%s/lib%s.so", outdir, base);
+		struct strlist libflags = {0};
+		strlist_add(&libflags, "-shared");
+		strlist_add(&libflags, "-fPIC");
+		int status = compile(driver, src, lib, &libflags, &test->flags, &log);
+		strlist_release(&libflags);
+		strlist_take(&extra, xasprintf("-L%s", outdir));
+		strlist_take(&extra, xasprintf("-l%s", base));
+		strlist_take(&extra, xasprintf("-Wl,-rpath,%s", outdir));
+		free(src);
+		free(base);
+		free(lib);
+		if (status != 0) {
+			printf("FAIL %-28s %-8s shared library does not build:\n%s", test->name, link, log.s);
+			goto out;
+		}
+	}
+	int status = compile(driver, test->source, exe, &extra, &test->flags, &log);
+	if (status != 0) {
+		char how[96];
+		printf("FAIL %-28s %-8s does not build (%s):\n%s", test->name, link,
+		       run_describe(status, how), log.s ? log.s : "");
+		goto out;
+	}
+	struct strlist argv = {0};
+	strlist_add(&argv, "timeout");
+	strlist_add(&argv, "120");
+	strlist_add(&argv, t->qemu);
+	strlist_add(&argv, "-L");
+	strlist_add(&argv, sysroot);
+	strlist_add(&argv, exe);
+	struct buf out = {0};
+	status = run_logged(&argv, &out);
+	strlist_release(&argv);
+	char *expected_path = xstrdup(test->source);
+	*strrchr(expected_path, '.') = '\0';
+	char *tmp = expected_path;
+	expected_path = xasprintf("%s.expected", tmp);
+	free(tmp);
+	char *expected = path_exists(expected_path) ? read_file(expected_path, NULL) : xstrdup("");
+	int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	if (code != test->exit_status) {
+		char how[96];
+		printf("FAIL %-28s %-8s %s under %s (expected status %d); output:\n%s\n", test->name, link,
+		       run_describe(status, how), t->qemu, test->exit_status, out.s ? out.s : "");
+	} else if (strcmp(expected ? expected : "", out.s ? out.s : "") != 0) {
+		printf("FAIL %-28s %-8s output differs from %s\n--- expected\n%s--- got\n%s---\n",
+		       test->name, link, expected_path, expected ? expected : "", out.s ? out.s : "");
+	} else {
+		printf("ok   %-28s %s\n", test->name, link);
+		ok = 1;
+	}
+	free(expected);
+	free(expected_path);
+	buf_release(&out);
+out:
+	(void)none;
+	fflush(stdout);
+	strlist_release(&extra);
+	buf_release(&log);
+	free(driver);
+	free(exe);
+	return ok;
+}
+
+int testrun_target(const struct dirs *dirs, const struct target *t)
+{
+	char *sysroot = path_join(dirs->out, t->name);
+	char *stamp = path_join(sysroot, ".crossroot-stamp");
+	char *dir = path_join(dirs->root, "tests/sysroot");
+	char *outdir = xasprintf("%s/test/%s", dirs->work, t->name);
+	int passed = 0, failed = 0, skipped = 0;
+	int rc = EXIT_FAILED;
+	if (!path_exists(stamp)) {
+		error("no sysroot for '%s' at '%s': run 'crossroot build %s' first", t->name, sysroot,
+		      t->name);
+		goto out;
+	}
+	remove_tree(outdir);
+	if (mkdir_p(outdir, 0755) < 0)
+		goto out;
+	char *libcxx = path_join(sysroot, "usr/lib/libc++.a");
+	bool has_cxx = path_exists(libcxx);
+	free(libcxx);
+	struct strlist names = {0};
+	list_dir(dir, &names);
+	info("testing %s: programs of %s under %s", t->name, dir, t->qemu);
+	for (size_t i = 0; i < names.n && !interrupted; i++) {
+		const char *name = names.v[i];
+		size_t len = strlen(name);
+		bool c = len > 2 && strcmp(name + len - 2, ".c") == 0;
+		bool cpp = len > 4 && strcmp(name + len - 4, ".cpp") == 0;
+		if ((!c && !cpp) || strstr(name, "_lib."))
+			continue;
+		struct test test = {0};
+		test.name = xstrndup(name, len - (c ? 2 : 4));
+		test.source = path_join(dir, name);
+		test.cxx = cpp;
+		char *text = read_file(test.source, NULL);
+		if (text)
+			parse_header(&test, text);
+		free(text);
+		if ((strlist_has(&test.requires, "c++") || cpp) && !has_cxx) {
+			printf("skip %-28s (the sysroot has no C++ runtime)\n", test.name);
+			skipped++;
+			test_release(&test);
+			continue;
+		}
+		for (size_t l = 0; l < test.links.n; l++) {
+			if (run_one(dirs, t, sysroot, &test, test.links.v[l], outdir))
+				passed++;
+			else
+				failed++;
+		}
+		test_release(&test);
+	}
+	strlist_release(&names);
+	if (skipped)
+		info("%d passed, %d failed, %d skipped", passed, failed, skipped);
+	else
+		info("%d passed, %d failed", passed, failed);
+	rc = failed || passed == 0 || interrupted ? EXIT_FAILED : EXIT_OK;
+out:
+	free(sysroot);
+	free(stamp);
+	free(dir);
+	free(outdir);
+	return rc;
+}
