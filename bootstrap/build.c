@@ -238,6 +238,27 @@ static int fill_sysroot(const struct plan *p, const struct node *n, const char *
 
 /* ---- the scheduler ---- */
 
+/* SIGCHLD (and SIGINT through `interrupted`) wake the scheduler through this pipe, so it
+ * sleeps in poll() instead of spinning. */
+static int wake_pipe[2] = {-1, -1};
+
+static void on_child(int sig)
+{
+	(void)sig;
+	int saved = errno;
+	if (write(wake_pipe[1], "c", 1) < 0) {
+		/* full pipe: a wake-up is pending anyway */
+	}
+	errno = saved;
+}
+
+static void drain_wake_pipe(void)
+{
+	char junk[64];
+	while (read(wake_pipe[0], junk, sizeof(junk)) > 0)
+		;
+}
+
 struct run {
 	struct plan *p;
 	const struct build_options *o;
@@ -478,14 +499,27 @@ int build_run(struct plan *p, const struct build_options *o)
 			if (n->deps[d]->state == NODE_WAITING)
 				n->blocked++;
 	}
+	if (todo && wake_pipe[0] < 0) {
+		if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+			error("cannot create a pipe:");
+			return EXIT_FAILED;
+		}
+		struct sigaction sa = {0};
+		sa.sa_handler = on_child;
+		sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+		sigaction(SIGCHLD, &sa, NULL);
+	}
 	while (todo) {
 		/* Start every ready node the job budget allows, in plan order. */
+		bool want_token = false;
 		for (size_t i = 0; i < p->n_nodes && !interrupted && !(r.failed && !o->keep_going); i++) {
 			struct node *n = p->nodes[i];
 			if (n->state != NODE_WAITING || n->blocked)
 				continue;
-			if (r.running > 0 && !jobserver_try_acquire(&r.js))
+			if (r.running > 0 && !jobserver_try_acquire(&r.js)) {
+				want_token = true;
 				break;
+			}
 			n->holds_token = r.running > 0;
 			r.running++;
 			if (start_node(&r, n) < 0) {
@@ -508,8 +542,10 @@ int build_run(struct plan *p, const struct build_options *o)
 				if (p->nodes[i]->state == NODE_RUNNING)
 					run_kill_group(p->nodes[i]->pid, SIGTERM);
 		}
-		struct pollfd pfd = {r.js.poll_fd, POLLIN, 0};
-		poll(&pfd, 1, 50);
+		/* Sleep until a child ends, a signal arrives, or a token frees up for a ready node. */
+		struct pollfd pfd[2] = {{wake_pipe[0], POLLIN, 0}, {want_token ? r.js.poll_fd : -1, POLLIN, 0}};
+		poll(pfd, 2, 1000);
+		drain_wake_pipe();
 	}
 	int rc = EXIT_OK;
 	if (interrupted) {
