@@ -333,6 +333,7 @@ static int start_step(struct run *r, struct node *n)
 	if (!cmd)
 		return -1;
 	dprintf(n->log_fd, "\n$ %s\n", cmd);
+	n->step_started = now_seconds();
 	if (r->o->verbose)
 		info("[%s] $ %s", n->label, cmd);
 	char *build = xasprintf("%s/build/%s/%s/build", r->p->dirs.work, n->target->name,
@@ -429,6 +430,7 @@ static void child_ended(struct run *r, struct node *n, int status)
 		node_finished(r, n, false);
 		return;
 	}
+	dprintf(n->log_fd, "# step %zu took %.1f s\n", n->step + 1, now_seconds() - n->step_started);
 	n->step++;
 	if (n->step < n->stage->n_steps) {
 		if (start_step(r, n) < 0)

@@ -173,6 +173,9 @@ int extract_archive(const struct extract_options *o)
 			goto out;
 		}
 		mode_t type = archive_entry_filetype(e);
+		const char *hard = archive_entry_hardlink(e);
+		if (hard)
+			type = AE_IFREG;   /* tar hard links may carry no file type of their own */
 		if (type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK) {
 			error("archive '%s': entry '%s' is a %s; refusing the archive", o->archive, name,
 			      type == AE_IFCHR || type == AE_IFBLK ? "device node" :
@@ -187,7 +190,6 @@ int extract_archive(const struct extract_options *o)
 		char *path = strip_path(name, o->strip);
 		if (!path)
 			continue;
-		const char *hard = archive_entry_hardlink(e);
 		const char *sym = type == AE_IFLNK ? archive_entry_symlink(e) : NULL;
 		char *hard_stripped = NULL;
 		if (hard) {

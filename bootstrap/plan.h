@@ -69,6 +69,7 @@ struct node {
 	char *log_path;
 	bool holds_token;
 	double started, seconds;
+	double step_started;
 };
 
 struct plan {

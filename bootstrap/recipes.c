@@ -123,6 +123,7 @@ static char *recipe_path(const struct recipes *r, const char *dir, const char *n
 static int open_recipe(struct yamlfile *f, const struct recipes *r, const char *dir,
                        const char *kind, const char *name, const struct location *from)
 {
+	memset(f, 0, sizeof(*f));
 	char *path = recipe_path(r, dir, name);
 	if (!valid_name(name)) {
 		if (from)

@@ -1,0 +1,464 @@
+/* Unit tests of the engine's modules: digest, yamlfile + recipes, extract, util.
+ * Each TEST is a function; CHECK records a failure with its line and goes on. */
+#define _GNU_SOURCE
+#include <archive.h>
+#include <archive_entry.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "digest.h"
+#include "extract.h"
+#include "recipes.h"
+#include "util.h"
+#include "yamlfile.h"
+
+static int failures, checks;
+static char *scratch;
+
+#define CHECK(cond)                                                                        \
+	do {                                                                                   \
+		checks++;                                                                          \
+		if (!(cond)) {                                                                     \
+			failures++;                                                                    \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);       \
+		}                                                                                  \
+	} while (0)
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	fputs(text, f);
+	fclose(f);
+}
+
+/* Run fn with stderr captured into a string (caller frees). */
+static char *capture_stderr(int (*fn)(void *), void *arg, int *rc)
+{
+	char *path = xasprintf("%s/stderr.txt", scratch);
+	fflush(stderr);
+	int saved = dup(2);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	dup2(fd, 2);
+	close(fd);
+	*rc = fn(arg);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	char *text = read_file(path, NULL);
+	free(path);
+	return text;
+}
+
+/* ---- digest ---- */
+
+static void test_digest(void)
+{
+	struct digest d;
+	char hex[DIGEST_HEX_LEN + 1];
+	digest_init(&d);
+	digest_update(&d, "abc", 3);
+	digest_final(&d, hex);
+	CHECK(strcmp(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad") == 0);
+	/* streaming in pieces gives the same hash as one piece */
+	digest_init(&d);
+	digest_update(&d, "a", 1);
+	digest_update(&d, "bc", 2);
+	char hex2[DIGEST_HEX_LEN + 1];
+	digest_final(&d, hex2);
+	CHECK(strcmp(hex, hex2) == 0);
+	char *path = xasprintf("%s/abc", scratch);
+	write_text(path, "abc");
+	CHECK(digest_file(path, hex2) == 0 && strcmp(hex, hex2) == 0);
+	free(path);
+	CHECK(digest_is_valid_hex(hex));
+	CHECK(!digest_is_valid_hex("BA7816BF8F01CFEA414140DE5DAE2223B00361A396177A9CB410FF61F20015AD"));
+	CHECK(!digest_is_valid_hex("abc"));
+	CHECK(digest_file("/nonexistent/file", hex2) < 0);
+}
+
+/* ---- yamlfile and recipes ---- */
+
+static char *project;
+
+static void make_project(void)
+{
+	project = xasprintf("%s/project", scratch);
+	char *dirs[] = {"targets", "stages", "sources"};
+	for (int i = 0; i < 3; i++) {
+		char *d = xasprintf("%s/%s", project, dirs[i]);
+		mkdir_p(d, 0755);
+		free(d);
+	}
+}
+
+static void project_file(const char *rel, const char *text)
+{
+	char *path = xasprintf("%s/%s", project, rel);
+	write_text(path, text);
+	free(path);
+}
+
+static int load_target(void *name)
+{
+	struct recipes r;
+	recipes_init(&r, project);
+	int rc = recipes_target(&r, name) ? 0 : -1;
+	recipes_release(&r);
+	return rc;
+}
+
+static const char good_source[] =
+	"name: src\nversion: 1.0\norigins:\n"
+	"  - url: http://127.0.0.1:1/src.tar.gz\n"
+	"    sha256: ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\n"
+	"  - apt: src=1.0-1\n    file: src_1.0.orig.tar.gz\n"
+	"    sha256: ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\n";
+
+static void test_recipes(void)
+{
+	make_project();
+	project_file("sources/src.yaml", good_source);
+	project_file("stages/one.yaml", "name: one\nsources: [src]\nsteps:\n  - echo ${triple}\n");
+	project_file("stages/two.yaml", "name: two\ndepends: [one]\nsteps: [make]\n");
+	project_file("targets/good.yaml", "triple: aarch64-unknown-linux-musl\nqemu: qemu-aarch64\n"
+	             "stages: [two]\nvars:\n  linux_arch: arm64\n");
+	struct recipes r;
+	recipes_init(&r, project);
+	struct target *t = recipes_target(&r, "good");
+	CHECK(t != NULL);
+	if (t) {
+		CHECK(strcmp(t->triple, "aarch64-unknown-linux-musl") == 0);
+		CHECK(t->vars.n == 2 && strcmp(t->vars.v[1], "arm64") == 0);
+		struct stage *two = recipes_stage(&r, "two", NULL);
+		CHECK(two && two->depends.n == 1 && two->n_steps == 1);
+		struct source *s = recipes_source(&r, "src", NULL);
+		CHECK(s && s->n_origins == 2 && s->origins[1].kind == ORIGIN_APT);
+		CHECK(s && strcmp(s->origins[1].package, "src") == 0 &&
+		      strcmp(s->origins[1].version, "1.0-1") == 0);
+		CHECK(s && s->strip == 1);
+		struct stage *one = recipes_stage(&r, "one", NULL);
+		CHECK(one && one->steps[0].where.line == 4 && one->steps[0].where.column == 5);
+	}
+	recipes_release(&r);
+
+	int rc;
+	char *err;
+	/* unknown key: named with line, column, and the closest valid key */
+	project_file("targets/typo.yaml", "triple: x86_64-unknown-linux-musl\nqemu: q\nstage: [two]\n");
+	err = capture_stderr(load_target, "typo", &rc);
+	CHECK(rc < 0);
+	CHECK(strstr(err, "targets/typo.yaml:3:1: unknown key 'stage'; did you mean 'stages'?"));
+	CHECK(strstr(err, "missing required key 'stages'"));
+	free(err);
+	/* malformed YAML: the parser's mark */
+	project_file("targets/broken.yaml", "triple: [unclosed\nqemu: q\n");
+	err = capture_stderr(load_target, "broken", &rc);
+	CHECK(rc < 0 && strstr(err, "targets/broken.yaml:2:5: did not find expected ',' or ']'"));
+	free(err);
+	/* wrong type */
+	project_file("targets/types.yaml", "triple:\n  a: b\nqemu: q\nstages: [two]\n");
+	err = capture_stderr(load_target, "types", &rc);
+	CHECK(rc < 0 && strstr(err, "targets/types.yaml:2:3: 'triple' must be a string, not a mapping"));
+	free(err);
+	/* bad value in a source, reported at its own file and line */
+	project_file("sources/bad.yaml", "name: bad\nversion: 1\norigins:\n  - url: ftp://x/y\n"
+	             "    sha256: 1234\n");
+	project_file("stages/usesbad.yaml", "name: usesbad\nsources: [bad]\nsteps: [true]\n");
+	project_file("targets/badsrc.yaml", "triple: a-b-c\nqemu: q\nstages: [usesbad]\n");
+	err = capture_stderr(load_target, "badsrc", &rc);
+	CHECK(rc < 0);
+	CHECK(strstr(err, "sources/bad.yaml:4:10: url must start with https://, http:// or file://"));
+	CHECK(strstr(err, "sources/bad.yaml:5:13: sha256 must be 64 lowercase hexadecimal digits"));
+	free(err);
+	/* missing target file and unknown stage */
+	err = capture_stderr(load_target, "nosuch", &rc);
+	CHECK(rc < 0 && strstr(err, "unknown target 'nosuch'"));
+	free(err);
+	project_file("targets/nostage.yaml", "triple: a-b-c\nqemu: q\nstages: [two, three]\n");
+	err = capture_stderr(load_target, "nostage", &rc);
+	CHECK(rc < 0 && strstr(err, "targets/nostage.yaml:3:9: unknown stage 'three'"));
+	free(err);
+	/* duplicate keys */
+	project_file("targets/dup.yaml", "triple: a-b-c\nqemu: q\nqemu: r\nstages: [two]\n");
+	err = capture_stderr(load_target, "dup", &rc);
+	CHECK(rc < 0 && strstr(err, "targets/dup.yaml:3:1: duplicate key 'qemu' (first given on line 2)"));
+	free(err);
+}
+
+/* ---- extract ---- */
+
+enum entry_kind { REG, DIR_, SYMLINK, HARDLINK, CHARDEV, FIFO_ };
+struct entry {
+	const char *path;
+	enum entry_kind kind;
+	const char *data;       /* REG: contents; links: target */
+	int mode;
+};
+
+static char *make_archive(const char *name, int format, int filter, const struct entry *e, size_t n)
+{
+	char *path = xasprintf("%s/%s", scratch, name);
+	struct archive *a = archive_write_new();
+	archive_write_set_format(a, format);
+	if (filter == 'z')
+		archive_write_add_filter_gzip(a);
+	else if (filter == 'x')
+		archive_write_add_filter_xz(a);
+	archive_write_open_filename(a, path);
+	for (size_t i = 0; i < n; i++) {
+		struct archive_entry *ae = archive_entry_new();
+		archive_entry_set_pathname(ae, e[i].path);
+		archive_entry_set_mtime(ae, 1000000000, 0);
+		int mode = e[i].mode ? e[i].mode : 0644;
+		switch (e[i].kind) {
+		case REG:
+			archive_entry_set_filetype(ae, AE_IFREG);
+			archive_entry_set_size(ae, (la_int64_t)strlen(e[i].data));
+			break;
+		case DIR_:
+			archive_entry_set_filetype(ae, AE_IFDIR);
+			mode = e[i].mode ? e[i].mode : 0755;
+			break;
+		case SYMLINK:
+			archive_entry_set_filetype(ae, AE_IFLNK);
+			archive_entry_set_symlink(ae, e[i].data);
+			break;
+		case HARDLINK:
+			archive_entry_set_filetype(ae, AE_IFREG);
+			archive_entry_set_hardlink(ae, e[i].data);
+			break;
+		case CHARDEV:
+			archive_entry_set_filetype(ae, AE_IFCHR);
+			archive_entry_set_rdev(ae, 0x0103);
+			break;
+		case FIFO_:
+			archive_entry_set_filetype(ae, AE_IFIFO);
+			break;
+		}
+		archive_entry_set_perm(ae, (mode_t)mode);
+		archive_write_header(a, ae);
+		if (e[i].kind == REG)
+			archive_write_data(a, e[i].data, strlen(e[i].data));
+		archive_entry_free(ae);
+	}
+	archive_write_close(a);
+	archive_write_free(a);
+	return path;
+}
+
+struct extract_call {
+	struct extract_options o;
+};
+
+static int call_extract(void *arg)
+{
+	return extract_archive(&((struct extract_call *)arg)->o);
+}
+
+static bool file_has(const char *path, const char *text)
+{
+	if (!path_exists(path))
+		return false;
+	char *got = read_file(path, NULL);
+	bool same = got && strcmp(got, text) == 0;
+	free(got);
+	return same;
+}
+
+static void test_extract_good(void)
+{
+	const struct entry good[] = {
+		{"pkg-1.0/", DIR_, NULL, 0},
+		{"pkg-1.0/README", REG, "readme\n", 0},
+		{"pkg-1.0/src/main.c", REG, "int main;\n", 0},
+		{"pkg-1.0/src/link", SYMLINK, "main.c", 0},
+		{"pkg-1.0/src/hard", HARDLINK, "pkg-1.0/src/main.c", 0},
+		{"pkg-1.0/docs/manual.txt", REG, "manual\n", 0},
+		{"pkg-1.0/tool.sh", REG, "#!/bin/sh\n", 0755},
+	};
+	const int formats[][2] = {{ARCHIVE_FORMAT_TAR_PAX_RESTRICTED, 0},
+	                          {ARCHIVE_FORMAT_TAR_PAX_RESTRICTED, 'z'},
+	                          {ARCHIVE_FORMAT_TAR_PAX_RESTRICTED, 'x'},
+	                          {ARCHIVE_FORMAT_ZIP, 0}};
+	for (int f = 0; f < 4; f++) {
+		char name[32];
+		snprintf(name, sizeof(name), "good%d.archive", f);
+		char *archive = make_archive(name, formats[f][0], formats[f][1], good, 7);
+		char *dest = xasprintf("%s/good%d", scratch, f);
+		struct extract_options o = {.archive = archive, .dest = dest, .strip = 1};
+		CHECK(extract_archive(&o) == 0);
+		char *p = xasprintf("%s/src/main.c", dest);
+		CHECK(file_has(p, "int main;\n"));
+		free(p);
+		p = xasprintf("%s/src/hard", dest);
+		CHECK(formats[f][0] == ARCHIVE_FORMAT_ZIP || file_has(p, "int main;\n"));   /* zip has no hard links */
+		free(p);
+		p = xasprintf("%s/tool.sh", dest);
+		struct stat st;
+		CHECK(stat(p, &st) == 0 && (st.st_mode & 0777) == 0755);
+		free(p);
+		/* the temp directory is gone */
+		p = xasprintf("%s.tmp.%ld", dest, (long)getpid());
+		CHECK(!path_exists(p));
+		free(p);
+		/* extracting onto an existing directory is refused */
+		CHECK(extract_archive(&o) < 0);
+		free(dest);
+		free(archive);
+	}
+	/* partial extraction with include and exclude patterns */
+	char *archive = make_archive("partial.tar", ARCHIVE_FORMAT_TAR_PAX_RESTRICTED, 0, good, 7);
+	char *dest = xasprintf("%s/partial", scratch);
+	struct strlist include = {0}, exclude = {0};
+	strlist_add(&include, "src");
+	strlist_add(&include, "*.txt");
+	strlist_add(&exclude, "src/link");
+	struct extract_options o = {.archive = archive, .dest = dest, .strip = 1, .include = &include,
+	                            .exclude = &exclude};
+	CHECK(extract_archive(&o) == 0);
+	char *p = xasprintf("%s/src/main.c", dest);
+	CHECK(path_exists(p));
+	free(p);
+	p = xasprintf("%s/docs/manual.txt", dest);
+	CHECK(!path_exists(p));   /* "*.txt" does not cross '/' */
+	free(p);
+	p = xasprintf("%s/README", dest);
+	CHECK(!path_exists(p));
+	free(p);
+	p = xasprintf("%s/src/link", dest);
+	CHECK(!path_exists(p));
+	free(p);
+	strlist_release(&include);
+	strlist_release(&exclude);
+	free(dest);
+	free(archive);
+	CHECK(extract_path_matches("libcxx", "libcxx/src/a.cpp"));
+	CHECK(extract_path_matches("arch/*/include/uapi", "arch/arm64/include/uapi/asm/x.h"));
+	CHECK(!extract_path_matches("arch/*/include/uapi", "arch/arm64/include/asm/x.h"));
+	CHECK(extract_path_matches("*/test", "libcxx/test/std/x.cpp"));
+}
+
+static void test_extract_hostile(void)
+{
+	struct {
+		const char *name;
+		struct entry e;
+		const char *message;
+	} cases[] = {
+		{"dotdot", {"pkg/../../evil", REG, "x", 0}, "entry 'pkg/../../evil' has a '..' component"},
+		{"absolute", {"/tmp/crossroot-evil", REG, "x", 0}, "has an absolute path"},
+		{"symlink-abs", {"pkg/etc", SYMLINK, "/etc", 0}, "is a symbolic link to '/etc', outside"},
+		{"symlink-up", {"pkg/up", SYMLINK, "../../..", 0}, "is a symbolic link to '../../..'"},
+		{"hardlink-out", {"pkg/h", HARDLINK, "/etc/passwd", 0}, "is a hard link to '/etc/passwd'"},
+		{"device", {"pkg/null", CHARDEV, NULL, 0}, "entry 'pkg/null' is a device node"},
+		{"fifo", {"pkg/fifo", FIFO_, NULL, 0}, "entry 'pkg/fifo' is a FIFO"},
+		{"setuid", {"pkg/su", REG, "x", 04755}, "entry 'pkg/su' has set-user-ID"},
+	};
+	const int formats[][2] = {{ARCHIVE_FORMAT_TAR_PAX_RESTRICTED, 0},
+	                          {ARCHIVE_FORMAT_TAR_PAX_RESTRICTED, 'z'},
+	                          {ARCHIVE_FORMAT_TAR_PAX_RESTRICTED, 'x'},
+	                          {ARCHIVE_FORMAT_ZIP, 0}};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		for (int f = 0; f < 4; f++) {
+			/* zip cannot hold devices, FIFOs or hard links */
+			if (formats[f][0] == ARCHIVE_FORMAT_ZIP &&
+			    (cases[c].e.kind == CHARDEV || cases[c].e.kind == FIFO_ ||
+			     cases[c].e.kind == HARDLINK))
+				continue;
+			struct entry e[] = {{"pkg/ok", REG, "fine\n", 0}, cases[c].e};
+			char name[64];
+			snprintf(name, sizeof(name), "hostile-%s-%d", cases[c].name, f);
+			char *archive = make_archive(name, formats[f][0], formats[f][1], e, 2);
+			struct extract_call call = {{.archive = archive, .strip = 1}};
+			char *dest = xasprintf("%s/out-%s-%d", scratch, cases[c].name, f);
+			call.o.dest = dest;
+			int rc;
+			char *err = capture_stderr(call_extract, &call, &rc);
+			CHECK(rc < 0);
+			if (!strstr(err, cases[c].message)) {
+				failures++;
+				fprintf(stderr, "hostile archive %s (format %d): expected '%s' in:\n%s\n",
+				        cases[c].name, f, cases[c].message, err);
+			}
+			CHECK(!path_exists(dest));
+			free(err);
+			free(dest);
+			free(archive);
+		}
+	}
+	CHECK(!path_exists("/tmp/crossroot-evil"));
+	char *evil = xasprintf("%s/../evil", scratch);
+	CHECK(!path_exists(evil));
+	free(evil);
+	/* limits */
+	const struct entry many[] = {{"p/a", REG, "1", 0}, {"p/b", REG, "2", 0}, {"p/c", REG, "3", 0}};
+	char *archive = make_archive("many.tar", ARCHIVE_FORMAT_TAR_PAX_RESTRICTED, 0, many, 3);
+	char *dest = xasprintf("%s/many", scratch);
+	struct extract_call call = {{.archive = archive, .dest = dest, .strip = 1, .max_entries = 2}};
+	int rc;
+	char *err = capture_stderr(call_extract, &call, &rc);
+	CHECK(rc < 0 && strstr(err, "more than 2 entries"));
+	free(err);
+	call.o.max_entries = 0;
+	call.o.max_bytes = 2;
+	err = capture_stderr(call_extract, &call, &rc);
+	CHECK(rc < 0 && strstr(err, "takes the extracted size over 2 bytes"));
+	CHECK(!path_exists(dest));
+	free(err);
+	free(dest);
+	free(archive);
+	/* a damaged archive */
+	char *junk = xasprintf("%s/junk.tar.gz", scratch);
+	write_text(junk, "\x1f\x8b this is not gzip data at all");
+	dest = xasprintf("%s/junk", scratch);
+	call.o = (struct extract_options){.archive = junk, .dest = dest, .strip = 1};
+	err = capture_stderr(call_extract, &call, &rc);
+	CHECK(rc < 0 && !path_exists(dest));
+	free(err);
+	free(junk);
+	free(dest);
+}
+
+/* ---- util ---- */
+
+static void test_util(void)
+{
+	CHECK(edit_distance("stage", "stages") == 1);
+	CHECK(edit_distance("", "abc") == 3);
+	CHECK(edit_distance("kitten", "sitting") == 3);
+	char *p = xasprintf("%s/a/b/c", scratch);
+	CHECK(mkdir_p(p, 0755) == 0 && is_dir(p));
+	char *f = xasprintf("%s/file", p);
+	CHECK(write_file_atomic(f, "data", 4, 0600) == 0 && file_has(f, "data"));
+	char *top = xasprintf("%s/a", scratch);
+	CHECK(remove_tree(top) == 0 && !path_exists(top));
+	CHECK(remove_tree(top) == 0);
+	free(p);
+	free(f);
+	free(top);
+	char out[32];
+	CHECK(strcmp(format_duration(75, out), "1 min 15 s") == 0);
+	CHECK(strcmp(format_size(1500000, out), "1.5 MB") == 0);
+}
+
+int main(void)
+{
+	char template[] = "/tmp/crossroot-unit.XXXXXX";
+	scratch = mkdtemp(template);
+	if (!scratch) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_digest();
+	test_recipes();
+	test_extract_good();
+	test_extract_hostile();
+	test_util();
+	remove_tree(scratch);
+	printf("unit: %d checks, %d failed\n", checks, failures);
+	return failures ? 1 : 0;
+}
