@@ -27,7 +27,17 @@ tests/unit/run-unit: tests/unit/unit.c $(OBJS)
 check: crossroot tests/unit/run-unit
 	tests/run-all
 
+# Install the Debian packages crossroot needs (root or sudo).
+deps:
+	tools/install-deps
+
+# The main job: build the default target's sysroot and run its programs under qemu.
+DEFAULT_TARGET = aarch64-linux-musl
+main: crossroot
+	./crossroot build $(DEFAULT_TARGET)
+	./crossroot test $(DEFAULT_TARGET)
+
 clean:
 	rm -f crossroot bootstrap/*.o tests/unit/run-unit
 
-.PHONY: all check clean
+.PHONY: all check clean deps main

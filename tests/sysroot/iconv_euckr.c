@@ -28,8 +28,13 @@ static int convert(const char *in, size_t len)
 	errno = 0;
 	size_t r = iconv(cd, &inp, &inleft, &outp, &outleft);
 	int saved = errno;
-	size_t produced = sizeof buf.out - outleft;
 	hex(in, len);
+	if (outleft > sizeof buf.out || outp != buf.out + (sizeof buf.out - outleft)) {
+		/* the unfixed decoder made the output pointer go backwards */
+		printf(": BROKEN: output pointer moved outside the buffer\n");
+		return 1;
+	}
+	size_t produced = sizeof buf.out - outleft;
 	if (r == (size_t)-1 && saved == EILSEQ) {
 		printf(": EILSEQ");
 		if (produced) {

@@ -1,0 +1,54 @@
+#!/bin/sh
+# End to end: a real aarch64-linux-musl sysroot from real sources, its programs run under
+# qemu-user. Downloads and stage results are shared with the main job's cache
+# ($CROSSROOT_CACHE, default work/cache), so a machine that already built it reuses them;
+# the work directory and the sysroot are fresh.
+. "$(dirname "$0")/../lib/common.sh"
+TARGET=aarch64-linux-musl
+CACHE=${CROSSROOT_CACHE:-$ROOT/work/cache}
+C="$CROSSROOT -C $ROOT --work $T/work --out $T/sysroots --cache $CACHE"
+S=$T/sysroots/$TARGET
+
+run $C build $TARGET
+check "crossroot build $TARGET" 0 "sysroot $TARGET: $S"
+cat "$T/out"
+
+run $C test $TARGET
+cat "$T/out"
+check "crossroot test $TARGET" 0 " 0 failed"
+
+printf '#include <stdio.h>\nint main(void){puts("hello");return 0;}\n' >"$T/hello.c"
+run "$S/bin/$TARGET-clang" "$T/hello.c" -o "$T/h"
+check "wrapper compiles with no other flag" 0
+run qemu-aarch64-static -L "$S" "$T/h"
+check "dynamic hello runs under qemu" 0 hello
+run "$S/bin/$TARGET-clang" -static "$T/hello.c" -o "$T/hs"
+check "static link" 0
+run qemu-aarch64-static "$T/hs"
+check "static hello runs under qemu without the sysroot" 0 hello
+run readelf -d "$T/h"
+check "dynamic hello needs only the new libc" 0 "Shared library: [libc.so]"
+assert "no other NEEDED entry" test "$(grep -c NEEDED "$T/out")" = 1
+run readelf -l "$T/h"
+check "interpreter is musl's loader in the sysroot's convention" 0 "[Requesting program interpreter: /lib/ld-musl-aarch64.so.1]"
+run file "$T/h" "$T/hs"
+check "file sees aarch64 binaries" 0 "ARM aarch64" "statically linked" "dynamically linked"
+
+# Every input of the link comes from the new sysroot: never the host's libraries or libgcc.
+run "$S/bin/$TARGET-clang" "$T/hello.c" -o "$T/h2" -Wl,--trace
+check "link trace" 0
+if grep -v "^$T/" "$T/out" | grep -q .; then
+	not_ok "inputs from outside the sysroot:"; grep -v "^$T/" "$T/out" | sed 's/^/    | /'
+else
+	ok "every link input is inside the sysroot"
+fi
+assert "no libgcc anywhere in the link" sh -c "! grep -q libgcc $T/out"
+
+start=$(date +%s%N)
+run $C build $TARGET
+end=$(date +%s%N)
+ms=$(( (end - start) / 1000000 ))
+check "second build succeeds" 0 "sysroot $TARGET"
+assert "second build rebuilt nothing" sh -c "! grep -q '^build ' $T/out"
+if [ "$ms" -lt 1000 ]; then ok "no-op build took ${ms} ms (< 1000)"; else not_ok "no-op build took ${ms} ms"; fi
+finish

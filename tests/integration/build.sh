@@ -1,0 +1,114 @@
+#!/bin/sh
+# The engine on a synthetic target with sources on a loopback server: fetch fallback, a wrong
+# sha256, a failing step, the no-op run, incremental rebuilds and the work directory lock.
+. "$(dirname "$0")/../lib/common.sh"
+start_server
+make_tarball toy 1.0
+SUM=$(sha256 "$T/www/toy-1.0.tar.gz")
+P=$T/p
+new_project "$P"
+cat >"$P/sources/toy.yaml" <<EOT
+name: toy
+version: "1.0"
+origins:
+  - url: $BASE/404/toy-1.0.tar.gz
+    sha256: $SUM
+  - url: $BASE/ok/toy-1.0.tar.gz
+    sha256: $SUM
+EOT
+cat >"$P/stages/first.yaml" <<'EOT'
+name: first
+sources: [toy]
+steps:
+  - cp ${src}/data.txt out.txt
+  - mkdir -p ${destdir}/usr/share/toy && cp out.txt ${destdir}/usr/share/toy/first.txt
+EOT
+cat >"$P/stages/second.yaml" <<'EOT'
+name: second
+depends: [first]
+steps:
+  - test -f ${sysroot}/usr/share/toy/first.txt
+  - mkdir -p ${destdir}/usr/share/toy && echo "${greeting} from ${target}" > ${destdir}/usr/share/toy/second.txt
+EOT
+C="$CROSSROOT -C $P --work $T/work --out $T/sysroots"
+
+run $C build toy
+check "build falls back to the next origin after a 404" 0 "$BASE/404/toy-1.0.tar.gz" \
+	"fetched toy 1.0" "sha256 verified" "sysroot toy: $T/sysroots/toy"
+assert "stage outputs assembled into the sysroot" grep -q "hello from toy" "$T/sysroots/toy/usr/share/toy/second.txt"
+assert "clang config generated" grep -q -- "--target=aarch64-unknown-linux-musl" "$T/sysroots/toy/bin/toy.cfg"
+assert "download cache holds the verified file under its hash" test -f "$T/work/cache/downloads/$SUM"
+
+start=$(date +%s%N)
+run $C build toy
+end=$(date +%s%N)
+check "second run has nothing to do" 0 "sysroot toy"
+ms=$(( (end - start) / 1000000 ))
+if [ "$ms" -lt 1000 ]; then ok "no-op run took ${ms} ms (< 1000)"; else not_ok "no-op run took ${ms} ms"; fi
+run $C plan toy
+check "plan shows everything cached" 0 "first                    cached" "second                   cached"
+
+# Changing one input rebuilds exactly what depends on it.
+sed -i 's/echo "${greeting} from ${target}"/echo "${greeting} again from ${target}"/' "$P/stages/second.yaml"
+run $C plan toy
+check "plan names the changed recipe" 0 "first                    cached" "second                   to build" "recipe changed"
+run $C build toy
+check "only the changed stage is rebuilt" 0 "build   second (toy)"
+assert "first was not rebuilt" sh -c "! grep -q 'build   first' $T/out"
+
+# A wrong pin: the error names URL, expected and actual hash; nothing enters the cache.
+make_tarball bad 2.0
+GOOD=$(sha256 "$T/www/bad-2.0.tar.gz")
+WRONG=0000000000000000000000000000000000000000000000000000000000000000
+cat >"$P/sources/bad.yaml" <<EOT
+name: bad
+version: "2.0"
+origins:
+  - url: $BASE/ok/bad-2.0.tar.gz
+    sha256: $WRONG
+EOT
+printf 'name: usesbad\nsources: [bad]\nsteps: [true]\n' >"$P/stages/usesbad.yaml"
+printf 'triple: a-b-c\nqemu: q\nstages: [usesbad]\n' >"$P/targets/bad.yaml"
+run $C build bad
+check "wrong sha256 is an error naming URL, expected and actual" 3 \
+	"sha256 mismatch for $BASE/ok/bad-2.0.tar.gz" "expected $WRONG, got $GOOD" "every origin failed"
+assert "nothing unverified in the download cache" sh -c \
+	"test ! -e $T/work/cache/downloads/$WRONG && test ! -e $T/work/cache/downloads/$GOOD && test -z \"\$(ls $T/work/cache/downloads/tmp)\""
+
+# Corrupted bytes from the server are caught the same way.
+sed -i "s|sha256: $WRONG|sha256: $GOOD|; s|/ok/bad|/flip/bad|" "$P/sources/bad.yaml"
+run $C build bad
+check "corrupted download is refused" 3 "sha256 mismatch" "expected $GOOD"
+
+# A failing step names the stage, the step, the command and the log, and shows its end.
+cat >"$P/stages/fails.yaml" <<'EOT'
+name: fails
+steps:
+  - echo preparing
+  - echo "about to fail" && ls /no/such/path
+EOT
+printf 'triple: a-b-c\nqemu: q\nstages: [fails]\n' >"$P/targets/fails.yaml"
+run $C build fails
+check "failing step is reported with stage, command and log" 1 \
+	"stage 'fails' of target 'fails' failed: step 2 of 2 ($P/stages/fails.yaml:4) exited with status 2" \
+	"ls /no/such/path" "log: $T/work/logs/fails/fails.log" "about to fail" "No such file or directory"
+assert "failed stage left nothing in the stage cache" sh -c "! grep -rqs fails $T/work/cache/stages/*/inputs"
+
+# Two runs on one work directory: the second fails clearly (or waits with --wait).
+cat >"$P/stages/slow.yaml" <<'EOT'
+name: slow
+steps:
+  - sleep 3
+  - mkdir -p ${destdir}/x && echo slow > ${destdir}/x/slow
+EOT
+printf 'triple: a-b-c\nqemu: q\nstages: [slow]\n' >"$P/targets/slow.yaml"
+$C build slow >"$T/first.out" 2>&1 &
+first=$!
+sleep 1
+run $C build slow
+check "concurrent run on the same work dir is refused" 4 "is in use by another crossroot (pid $first)"
+run $C build --wait slow
+check "--wait waits for the other run, then finds the work done" 0 "waiting for crossroot" "sysroot slow"
+wait $first
+assert "the first run succeeded" grep -q "sysroot slow" "$T/first.out"
+finish

@@ -1,0 +1,53 @@
+#!/bin/sh
+# Bad input gets a clear error (file:line:column, a suggestion) and exit status 2.
+. "$(dirname "$0")/../lib/common.sh"
+P=$T/p
+new_project "$P"
+cat >"$P/stages/second.yaml" <<'EOT'
+name: second
+steps: [true]
+EOT
+C="$CROSSROOT -C $P --work $T/work"
+
+run $C build nosuch
+check "missing target file" 2 "unknown target 'nosuch'" "$P/targets/nosuch.yaml"
+
+printf 'triple: aarch64-unknown-linux-musl\nqemu: [oops\nstages: [second]\n' >"$P/targets/bad.yaml"
+run $C build bad
+check "malformed YAML names file:line:column" 2 "$P/targets/bad.yaml:3:7:"
+
+printf 'triple: aarch64-unknown-linux-musl\nqemu: q\nstage: [second]\n' >"$P/targets/typo.yaml"
+run $C build typo
+check "unknown key suggests the closest" 2 \
+	"$P/targets/typo.yaml:3:1: unknown key 'stage'; did you mean 'stages'?" \
+	"missing required key 'stages'"
+
+cat >"$P/stages/usesvar.yaml" <<'EOT'
+name: usesvar
+steps:
+  - echo ${greeting}
+  - echo ${no_such_variable}
+EOT
+printf 'triple: aarch64-unknown-linux-musl\nqemu: q\nstages: [usesvar]\nvars: {greeting: hi}\n' >"$P/targets/vars.yaml"
+run $C plan vars
+check "unknown variable in a step" 2 "$P/stages/usesvar.yaml:4:5: unknown variable '\${no_such_variable}'"
+
+cat >"$P/stages/loop-a.yaml" <<'EOT'
+name: loop-a
+depends: [loop-b]
+steps: [true]
+EOT
+cat >"$P/stages/loop-b.yaml" <<'EOT'
+name: loop-b
+depends: [loop-a]
+steps: [true]
+EOT
+printf 'triple: a-b-c\nqemu: q\nstages: [loop-a]\n' >"$P/targets/cycle.yaml"
+run $C plan cycle
+check "dependency cycle" 2 "dependency cycle: loop-a -> loop-b -> loop-a"
+
+run $CROSSROOT frobnicate x
+check "unknown command" 2 "unknown command 'frobnicate'"
+run $CROSSROOT build --jobs zero x
+check "bad --jobs" 2 "--jobs needs a number"
+finish
