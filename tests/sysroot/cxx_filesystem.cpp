@@ -1,0 +1,98 @@
+/* cxx_filesystem: std::filesystem in a fresh directory under /tmp: create directories and
+ * files, iterate (sorted), sizes, rename, copy, symlinks, errors, remove_all. */
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <system_error>
+#include <unistd.h>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+static void write(const fs::path &p, size_t bytes)
+{
+	std::ofstream(p, std::ios::binary) << std::string(bytes, 'x');
+}
+
+static std::vector<std::string> listing(const fs::path &dir, bool recursive)
+{
+	std::vector<std::string> names;
+	auto add = [&](const fs::directory_entry &e) {
+		std::string kind = e.is_symlink() ? "link" : e.is_directory() ? "dir" : "file";
+		std::string size = e.is_regular_file() && !e.is_symlink() ? " " + std::to_string(e.file_size()) : "";
+		names.push_back(e.path().lexically_relative(dir).generic_string() + " (" + kind + size + ")");
+	};
+	if (recursive)
+		for (const auto &e : fs::recursive_directory_iterator(dir))
+			add(e);
+	else
+		for (const auto &e : fs::directory_iterator(dir))
+			add(e);
+	std::sort(names.begin(), names.end());
+	return names;
+}
+
+static void show(const char *title, const std::vector<std::string> &names)
+{
+	std::printf("%s:", title);
+	for (const auto &n : names)
+		std::printf(" %s;", n.c_str());
+	std::printf("\n");
+}
+
+int main()
+{
+	fs::path p = "/usr/lib/../include/./stdio.h";
+	std::printf("path: filename=%s stem=%s extension=%s parent=%s normal=%s\n", p.filename().c_str(),
+	            p.stem().c_str(), p.extension().c_str(), p.parent_path().c_str(), p.lexically_normal().c_str());
+	std::printf("path: join=%s relative=%s\n", (fs::path("a") / "b" / "c.txt").c_str(),
+	            fs::path("/a/b/c").lexically_relative("/a/x").c_str());
+
+	fs::path base = fs::temp_directory_path() / ("crossroot-fs-" + std::to_string(getpid()));
+	fs::remove_all(base);
+	if (!fs::create_directories(base / "sub" / "deeper")) {
+		std::printf("create_directories failed\n");
+		return 1;
+	}
+	fs::create_directory(base / "empty");
+	write(base / "a.txt", 10);
+	write(base / "b.dat", 1234);
+	write(base / "sub" / "c.txt", 0);
+	write(base / "sub" / "deeper" / "d.txt", 77);
+	fs::create_symlink("a.txt", base / "link-to-a");
+	show("top level", listing(base, false));
+	show("recursive", listing(base, true));
+
+	std::printf("file_size(b.dat)=%ju is_directory(sub)=%d is_regular_file(sub)=%d exists(nope)=%d\n",
+	            (std::uintmax_t)fs::file_size(base / "b.dat"), fs::is_directory(base / "sub"),
+	            fs::is_regular_file(base / "sub"), fs::exists(base / "nope"));
+	std::printf("read_symlink=%s, size through link=%ju\n", fs::read_symlink(base / "link-to-a").c_str(),
+	            (std::uintmax_t)fs::file_size(base / "link-to-a"));
+
+	fs::rename(base / "b.dat", base / "sub" / "moved.dat");
+	fs::copy_file(base / "a.txt", base / "empty" / "copy.txt");
+	fs::resize_file(base / "a.txt", 3);
+	show("after rename, copy, resize", listing(base, true));
+
+	std::error_code ec;
+	(void)fs::file_size(base / "missing", ec);
+	std::printf("error_code for missing file: %s\n",
+	            ec == std::errc::no_such_file_or_directory ? "no_such_file_or_directory" : "WRONG");
+	try {
+		(void)fs::file_size(base / "missing");
+		std::printf("WRONG: no exception\n");
+	} catch (const fs::filesystem_error &e) {
+		std::printf("filesystem_error: %s, path1 is %s\n",
+		            e.code() == std::errc::no_such_file_or_directory ? "no_such_file_or_directory" : "WRONG",
+		            e.path1() == base / "missing" ? "the missing file" : "WRONG");
+	}
+	bool removed = fs::remove(base / "empty", ec);
+	std::printf("remove(non-empty dir) with error_code: %d, error set: %d\n", removed, (bool)ec);
+	removed = fs::remove(base / "link-to-a");
+	std::printf("remove(link-to-a)=%d, a.txt still exists=%d\n", removed, fs::exists(base / "a.txt"));
+	std::uintmax_t count = fs::remove_all(base);
+	std::printf("remove_all removed %ju entries, base exists=%d\n", count, fs::exists(base));
+	return 0;
+}
