@@ -11,7 +11,7 @@
 
 #include "util.h"
 
-#define SYSROOT_FORMAT "1"   /* bump when the generated files change */
+#define SYSROOT_FORMAT "2"   /* bump when the generated files change */
 
 /* Merge `from` into `to`; a non-directory that already exists is a conflict. */
 static int merge(const char *from, const char *to, const char *rel, const char *stage)
@@ -77,8 +77,10 @@ static int write_wrappers(const struct plan *p, const struct target *t, const ch
 	           "--target=%s\n--sysroot=<CFGDIR>/..\n-resource-dir=<CFGDIR>/../usr/lib/clang/%s\n"
 	           "--rtlib=compiler-rt\n--unwindlib=%s\n-fuse-ld=lld\n",
 	           t->name, t->triple, p->clang_version, unwind ? "libunwind" : "none");
+	/* libc++ headers from this sysroot only: clang would otherwise prefer a libc++ installed
+	 * beside the host compiler (libc++-19-dev), configured for the host's glibc. */
 	if (cxx)
-		buf_puts(&cfg, "-stdlib=libc++\n");
+		buf_puts(&cfg, "-stdlib=libc++\n-nostdinc++\n-cxx-isystem<CFGDIR>/../usr/include/c++/v1\n");
 	for (size_t i = 0; i < t->cflags.n; i++)
 		buf_printf(&cfg, "%s\n", t->cflags.v[i]);
 	char *cfg_name = xasprintf("%s.cfg", t->name);
