@@ -27,6 +27,10 @@ tests/unit/run-unit: tests/unit/unit.c $(OBJS)
 check: crossroot tests/unit/run-unit
 	tests/run-all
 
+# Every target built and tested for real, with file/readelf checks (slow: ~20 min cold).
+check-all: crossroot
+	tests/full/all-targets.sh
+
 # Install the Debian packages crossroot needs (root or sudo).
 deps:
 	tools/install-deps
@@ -40,4 +44,4 @@ main: crossroot
 clean:
 	rm -f crossroot bootstrap/*.o tests/unit/run-unit
 
-.PHONY: all check clean deps main
+.PHONY: all check check-all clean deps main

@@ -464,6 +464,43 @@ static void remove_leftovers(const struct plan *p)
 	free(src);
 }
 
+/* The chain of dependent nodes with the largest summed run time: what bounds the wall time
+ * however many cores there are. */
+static void report_critical_path(const struct plan *p)
+{
+	double *longest = xcalloc(p->n_nodes, sizeof(*longest));
+	size_t *via = xcalloc(p->n_nodes, sizeof(*via));
+	size_t end = 0;
+	for (size_t i = 0; i < p->n_nodes; i++) {   /* nodes are in dependency order */
+		const struct node *n = p->nodes[i];
+		double before = 0;
+		via[i] = (size_t)-1;
+		for (size_t d = 0; d < n->n_deps; d++)
+			for (size_t j = 0; j < i; j++)
+				if (p->nodes[j] == n->deps[d] && longest[j] > before) {
+					before = longest[j];
+					via[i] = j;
+				}
+		longest[i] = before + (n->state == NODE_DONE ? n->seconds : 0);
+		if (longest[i] > longest[end])
+			end = i;
+	}
+	struct buf path = {0};
+	char took[32];
+	for (size_t i = end; i != (size_t)-1; i = via[i]) {
+		char *part = xasprintf("%s (%s)%s%s", p->nodes[i]->label,
+		                       format_duration(p->nodes[i]->seconds, took), path.len ? " -> " : "",
+		                       path.s ? path.s : "");
+		buf_release(&path);
+		buf_puts(&path, part);
+		free(part);
+	}
+	info("critical path %s: %s", format_duration(longest[end], took), path.s ? path.s : "");
+	buf_release(&path);
+	free(longest);
+	free(via);
+}
+
 static void report_times(const struct plan *p)
 {
 	char took[32];
@@ -575,6 +612,7 @@ int build_run(struct plan *p, const struct build_options *o)
 			return EXIT_FAILED;
 	if (todo) {
 		report_times(p);
+		report_critical_path(p);
 		char took[32];
 		info("total %s", format_duration(now_seconds() - started, took));
 	}

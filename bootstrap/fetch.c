@@ -250,6 +250,8 @@ static void show_progress(struct transfer *ts, size_t n, double started, bool tt
 	for (size_t i = 0; i < n; i++) {
 		if (ts[i].done) {
 			done++;
+			bytes += ts[i].bytes;
+			total += ts[i].bytes;
 			continue;
 		}
 		if (ts[i].curl) {

@@ -57,7 +57,9 @@ static int lock_work(const char *work, bool wait)
 	if (mkdir_p(work, 0755) < 0)
 		return -1;
 	char *path = path_join(work, "lock");
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	/* Not CLOEXEC on purpose: build steps inherit the lock, so if crossroot dies (kill -9)
+	 * while its children still run, no new run starts over their scratch files. */
+	int fd = open(path, O_RDWR | O_CREAT, 0644);
 	if (fd < 0) {
 		error("cannot open '%s':", path);
 		free(path);
@@ -68,10 +70,16 @@ static int lock_work(const char *work, bool wait)
 		ssize_t n = pread(fd, holder, sizeof(holder) - 1, 0);
 		holder[n > 0 ? n : 0] = '\0';
 		holder[strcspn(holder, "\n")] = '\0';
+		long pid = atol(holder);
+		bool alive = pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
 		if (!wait) {
-			error("work directory '%s' is in use by another crossroot (pid %s); wait for it, "
-			      "run with --wait, or use another --work directory", work,
-			      holder[0] ? holder : "unknown");
+			if (pid > 0 && !alive)
+				error("work directory '%s' is locked by build steps of crossroot pid %ld, "
+				      "which has died; they will end soon: retry, or run with --wait", work, pid);
+			else
+				error("work directory '%s' is in use by another crossroot (pid %s); wait for "
+				      "it, run with --wait, or use another --work directory", work,
+				      holder[0] ? holder : "unknown");
 			free(path);
 			close(fd);
 			return -2;

@@ -199,8 +199,13 @@ const char *yamlfile_scalar(struct yamlfile *f, yaml_node_t *node, const char *w
 	if (!node)
 		return NULL;
 	if (node->type != YAML_SCALAR_NODE) {
-		yamlfile_error(f, node, "'%s' must be a string, not a %s", what,
-		               node->type == YAML_SEQUENCE_NODE ? "list" : "mapping");
+		yamlfile_error(f, node, "'%s' must be a string, not a %s%s", what,
+		               node->type == YAML_SEQUENCE_NODE ? "list" : "mapping",
+		               node->type == YAML_MAPPING_NODE && node->start_mark.line ==
+		                   node->end_mark.line
+		                   ? " (': ' inside a plain string starts a mapping: quote the string "
+		                     "or write it as a '|' block)"
+		                   : "");
 		return NULL;
 	}
 	return (const char *)node->data.scalar.value;

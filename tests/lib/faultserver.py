@@ -137,6 +137,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
 class Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
 
+    def handle_error(self, request, client_address):
+        pass  # clients that hang up (killed crossroots, given-up transfers) are expected
+
 
 server = Server(("127.0.0.1", 0), Handler)
 with open(sys.argv[2] + ".tmp", "w") as f:

@@ -1,0 +1,58 @@
+#!/bin/sh
+# Every target in targets/, built and tested for real (make check-all; ~20 min cold on
+# 2 cores). Uses the project's own work/ and sysroots/ so the results stay usable.
+# Checks what `file` and `readelf` say of produced binaries: machine, ABI, interpreter.
+. "$(dirname "$0")/../lib/common.sh"
+cd "$ROOT" || exit 1
+C="$CROSSROOT"
+
+run $C build --all
+cat "$T/out"
+check "crossroot build --all" 0
+run $C test --all
+cat "$T/out"
+check "crossroot test --all" 0
+assert "no test failed" sh -c "! grep -q '^FAIL' $T/out"
+
+printf '#include <stdio.h>\nint main(void){puts("hello");return 0;}\n' >"$T/hello.c"
+printf '#include <iostream>\nint main(){std::cout << "hello c++" << std::endl;}\n' >"$T/hello.cpp"
+
+# target  file(1) machine  interpreter  qemu
+while read -r target machine interp qemu; do
+	S=$ROOT/sysroots/$target
+	"$S/bin/$target-clang" "$T/hello.c" -o "$T/$target-c" &&
+	"$S/bin/$target-clang++" "$T/hello.cpp" -o "$T/$target-cxx" &&
+	"$S/bin/$target-clang++" -static "$T/hello.cpp" -o "$T/$target-cxx-static"
+	run file "$T/$target-c" "$T/$target-cxx" "$T/$target-cxx-static"
+	check "$target: file shows $machine" 0 "$machine" "interpreter $interp" "statically linked"
+	run readelf -d "$T/$target-cxx"
+	check "$target: C++ program needs the sysroot's libc++, libc++abi, libunwind and libc" 0 \
+		"[libc++.so.1]" "[libc++abi.so.1]" "[libunwind.so.1]" "[libc.so]"
+	assert "$target: no libgcc_s or libstdc++" sh -c "! grep -Eq 'libgcc|libstdc' $T/out"
+	run $qemu -L "$S" "$T/$target-cxx"
+	check "$target: dynamic C++ runs" 0 "hello c++"
+	run $qemu "$T/$target-cxx-static"
+	check "$target: static C++ runs without the sysroot" 0 "hello c++"
+	assert "$target: loader link is relative" test "$(readlink "$S$interp")" = ../usr/lib/libc.so
+done <<'EOT'
+x86_64-linux-musl x86-64 /lib/ld-musl-x86_64.so.1 qemu-x86_64-static
+aarch64-linux-musl aarch64 /lib/ld-musl-aarch64.so.1 qemu-aarch64-static
+armv7-rpi2-linux-musleabihf ARM,EABI5 /lib/ld-musl-armhf.so.1 qemu-arm-static
+riscv64-linux-musl RISC-V /lib/ld-musl-riscv64.so.1 qemu-riscv64-static
+EOT
+
+# Raspberry Pi 2: the code really uses Cortex-A7, NEON-VFPv4, hard float and Thumb-2, in the
+# test program and in the runtimes themselves.
+S=$ROOT/sysroots/armv7-rpi2-linux-musleabihf
+for f in "$T/armv7-rpi2-linux-musleabihf-cxx" "$S/usr/lib/libc++.so.1" "$S/usr/lib/libc.so" \
+	"$S/usr/lib/clang/19/lib/armv7-unknown-linux-musleabihf/libclang_rt.builtins.a"; do
+	run readelf -A "$f"
+	check "armv7 attributes of $(basename "$f")" 0 'Tag_CPU_name: "cortex-a7"' \
+		"Tag_CPU_arch: v7" "Tag_THUMB_ISA_use: Thumb-2" "Tag_FP_arch: VFPv4" \
+		"Tag_Advanced_SIMD_arch: NEONv1 with Fused-MAC" "Tag_ABI_VFP_args: VFP registers"
+done
+run file -L "$S/usr/lib/libc.so"
+check "armv7 libc is hard-float EABI5" 0 "ARM, EABI5" "hard-float"
+run readelf -h "$T/riscv64-linux-musl-c"
+check "riscv64 uses the LP64D ABI" 0 "RVC, double-float ABI"
+finish
