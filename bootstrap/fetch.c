@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "apt.h"
@@ -16,15 +18,19 @@
 
 struct transfer {
 	struct source *source;
+	struct origin *origins;     /* mirrors first, then the source's own origins (copies) */
+	bool *is_mirror;
+	size_t n_origins;
 	size_t origin;              /* index of the origin being tried */
 	int attempt;                /* 0 for the first try of this origin */
 	double not_before;          /* backoff: do not start before this time */
 	char *url;                  /* resolved URL of the current origin */
-	char *part_path;
+	char *part_path;            /* tmp/<sha256>.part, locked while we write it */
 	int fd;
 	struct digest digest;
-	long long bytes, total;     /* received, expected (0: unknown) */
-	bool too_large, write_failed;
+	long long bytes;            /* in the part file (resumed ones included) */
+	long long resumed_from;     /* bytes already there when this attempt started */
+	bool too_large, write_failed, checked_resume;
 	CURL *curl;
 	char errbuf[CURL_ERROR_SIZE];
 	char *result;               /* cache path once verified */
@@ -51,11 +57,107 @@ static const char *origin_name(const struct origin *o, char *out, size_t n)
 	return out;
 }
 
+/* The file name an origin serves, for mirrors that keep upstream names. */
+static char *origin_file_name(const struct origin *o)
+{
+	if (o->kind == ORIGIN_APT)
+		return xstrdup(o->file);
+	const char *end = o->url + strcspn(o->url, "?#");
+	const char *slash = end;
+	while (slash > o->url && slash[-1] != '/')
+		slash--;
+	return xstrndup(slash, (size_t)(end - slash));
+}
+
+static void add_origin(struct transfer *t, const struct origin *o, const char *url, bool mirror)
+{
+	t->origins = xrealloc(t->origins, (t->n_origins + 1) * sizeof(*t->origins));
+	t->is_mirror = xrealloc(t->is_mirror, (t->n_origins + 1) * sizeof(*t->is_mirror));
+	struct origin *c = &t->origins[t->n_origins];
+	*c = *o;
+	c->kind = url ? ORIGIN_URL : o->kind;
+	c->url = url ? xstrdup(url) : o->url ? xstrdup(o->url) : NULL;
+	c->package = o->package ? xstrdup(o->package) : NULL;
+	c->version = o->version ? xstrdup(o->version) : NULL;
+	c->file = o->file ? xstrdup(o->file) : NULL;
+	t->is_mirror[t->n_origins++] = mirror;
+}
+
+/* Mirrors are asked first, by sha256 (the layout of a crossroot download cache) and by file
+ * name; then the source's own origins in order. */
+static void expand_origins(const struct fetch_options *opts, struct transfer *t)
+{
+	const struct source *s = t->source;
+	for (size_t m = 0; opts->mirrors && m < opts->mirrors->n; m++) {
+		const char *mirror = opts->mirrors->v[m];
+		char *base = mirror[0] == '/' ? xasprintf("file://%s", mirror) : xstrdup(mirror);
+		size_t len = strlen(base);
+		while (len > 0 && base[len - 1] == '/')
+			base[--len] = '\0';
+		for (size_t i = 0; i < s->n_origins; i++) {
+			bool seen = false;
+			for (size_t j = 0; j < i; j++)
+				seen |= strcmp(s->origins[j].sha256, s->origins[i].sha256) == 0;
+			if (seen)
+				continue;
+			char *url = xasprintf("%s/%s", base, s->origins[i].sha256);
+			add_origin(t, &s->origins[i], url, true);
+			free(url);
+		}
+		for (size_t i = 0; i < s->n_origins; i++) {
+			char *name = origin_file_name(&s->origins[i]);
+			char *url = xasprintf("%s/%s", base, name);
+			add_origin(t, &s->origins[i], url, true);
+			free(url);
+			free(name);
+		}
+		free(base);
+	}
+	for (size_t i = 0; i < s->n_origins; i++)
+		add_origin(t, &s->origins[i], NULL, false);
+}
+
+static void release_origins(struct transfer *t)
+{
+	for (size_t i = 0; i < t->n_origins; i++) {
+		free(t->origins[i].url);
+		free(t->origins[i].package);
+		free(t->origins[i].version);
+		free(t->origins[i].file);
+	}
+	free(t->origins);
+	free(t->is_mirror);
+}
+
+/* Start the part over: empty file, fresh digest. */
+static int reset_part(struct transfer *t)
+{
+	if (ftruncate(t->fd, 0) < 0 || lseek(t->fd, 0, SEEK_SET) < 0) {
+		error("cannot truncate '%s':", t->part_path);
+		return -1;
+	}
+	if (t->digest.ctx)
+		digest_release(&t->digest);
+	digest_init(&t->digest);
+	t->bytes = 0;
+	return 0;
+}
+
 static size_t on_data(char *data, size_t size, size_t count, void *arg)
 {
 	struct transfer *t = arg;
 	size_t n = size * count;
-	const struct origin *o = &t->source->origins[t->origin];
+	const struct origin *o = &t->origins[t->origin];
+	if (!t->checked_resume) {
+		/* A server that ignored our Range sends the whole file again. */
+		long code = 0;
+		curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &code);
+		if (t->resumed_from > 0 && code == 200 && reset_part(t) < 0) {
+			t->write_failed = true;
+			return 0;
+		}
+		t->checked_resume = true;
+	}
 	if (t->bytes + (long long)n > o->max_size) {
 		t->too_large = true;
 		return 0;
@@ -77,19 +179,66 @@ static size_t on_data(char *data, size_t size, size_t count, void *arg)
 
 static void close_part(struct transfer *t, bool remove)
 {
+	if (remove && t->part_path && t->fd >= 0)
+		unlink(t->part_path);   /* while we still hold its lock */
 	if (t->fd >= 0)
 		close(t->fd);
 	t->fd = -1;
 	if (t->digest.ctx)
 		digest_release(&t->digest);
-	if (remove && t->part_path)
-		unlink(t->part_path);
+}
+
+/* Open and lock tmp/<sha256>.part; what an earlier run left there is re-hashed and resumed.
+ * Returns 1 if opened, 0 if another process holds it (try later), -1 on error. */
+static int open_part(const struct fetch_options *opts, struct transfer *t)
+{
+	const struct origin *o = &t->origins[t->origin];
+	char *tmp = path_join(opts->cache_dir, "tmp");
+	if (mkdir_p(tmp, 0755) < 0) {
+		free(tmp);
+		return -1;
+	}
+	free(t->part_path);
+	t->part_path = xasprintf("%s/%s.part", tmp, o->sha256);
+	free(tmp);
+	t->fd = open(t->part_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (t->fd < 0) {
+		error("cannot create '%s':", t->part_path);
+		return -1;
+	}
+	if (flock(t->fd, LOCK_EX | LOCK_NB) < 0) {
+		close(t->fd);
+		t->fd = -1;
+		return 0;
+	}
+	struct stat st;
+	if (fstat(t->fd, &st) < 0 || st.st_nlink == 0) {
+		/* the previous holder renamed or removed it after we opened it: look again */
+		close(t->fd);
+		t->fd = -1;
+		return 0;
+	}
+	digest_init(&t->digest);
+	t->bytes = 0;
+	char chunk[1 << 16];
+	for (;;) {
+		ssize_t n = read(t->fd, chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		digest_update(&t->digest, chunk, (size_t)n);
+		t->bytes += n;
+	}
+	if (t->bytes >= o->max_size && reset_part(t) < 0)
+		return -1;
+	return 1;
 }
 
 /* Resolve the current origin to a URL; false if this origin cannot be used. */
 static bool resolve_origin(const struct fetch_options *opts, struct transfer *t)
 {
-	const struct origin *o = &t->source->origins[t->origin];
+	const struct origin *o = &t->origins[t->origin];
 	free(t->url);
 	t->url = NULL;
 	if (o->kind == ORIGIN_URL) {
@@ -113,24 +262,14 @@ static bool resolve_origin(const struct fetch_options *opts, struct transfer *t)
 
 static CURL *start(const struct fetch_options *opts, struct transfer *t)
 {
-	char *tmp = path_join(opts->cache_dir, "tmp");
-	if (mkdir_p(tmp, 0755) < 0) {
-		free(tmp);
-		return NULL;
-	}
-	free(t->part_path);
-	t->part_path = xasprintf("%s/%s.%ld.part", tmp, t->source->origins[t->origin].sha256,
-	                         (long)getpid());
-	free(tmp);
-	t->fd = open(t->part_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (t->fd < 0) {
-		error("cannot create '%s':", t->part_path);
-		return NULL;
-	}
-	digest_init(&t->digest);
-	t->bytes = t->total = 0;
-	t->too_large = t->write_failed = false;
+	const struct origin *o = &t->origins[t->origin];
+	t->resumed_from = t->bytes;
+	t->too_large = t->write_failed = t->checked_resume = false;
 	t->errbuf[0] = '\0';
+	if (lseek(t->fd, 0, SEEK_END) < 0) {
+		error("cannot seek '%s':", t->part_path);
+		return NULL;
+	}
 	CURL *c = curl_easy_init();
 	curl_easy_setopt(c, CURLOPT_URL, t->url);
 	curl_easy_setopt(c, CURLOPT_PRIVATE, t);
@@ -145,9 +284,11 @@ static CURL *start(const struct fetch_options *opts, struct transfer *t)
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 20L);
 	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
 	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, opts->stall_seconds);
-	curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)t->source->origins[t->origin].max_size);
+	curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)o->max_size);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "crossroot/" CROSSROOT_VERSION);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	if (t->bytes > 0)
+		curl_easy_setopt(c, CURLOPT_RESUME_FROM_LARGE, (curl_off_t)t->bytes);
 	t->curl = c;
 	return c;
 }
@@ -162,6 +303,7 @@ static bool transient(CURLcode code, long http)
 	case CURLE_PARTIAL_FILE:
 	case CURLE_GOT_NOTHING:
 	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_BAD_CONTENT_ENCODING:
 		return true;
 	case CURLE_HTTP_RETURNED_ERROR:
 		return http >= 500 || http == 408 || http == 429;
@@ -176,7 +318,7 @@ static void next_origin(struct transfer *t)
 	t->origin++;
 	t->attempt = 0;
 	t->not_before = 0;
-	if (t->origin >= t->source->n_origins) {
+	if (t->origin >= t->n_origins) {
 		t->failed = true;
 		t->done = true;
 	}
@@ -185,7 +327,7 @@ static void next_origin(struct transfer *t)
 /* Handle the end of one attempt; sets up the next attempt, success or failure. */
 static void finish(const struct fetch_options *opts, struct transfer *t, CURLcode code)
 {
-	const struct origin *o = &t->source->origins[t->origin];
+	const struct origin *o = &t->origins[t->origin];
 	long http = 0;
 	curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &http);
 	curl_easy_cleanup(t->curl);
@@ -196,50 +338,62 @@ static void finish(const struct fetch_options *opts, struct transfer *t, CURLcod
 		char actual[DIGEST_HEX_LEN + 1];
 		digest_final(&t->digest, actual);
 		if (strcmp(actual, o->sha256) != 0) {
-			error("%s: sha256 mismatch for %s (%s): expected %s, got %s (%lld bytes); "
-			      "the file was discarded", t->source->name, name, t->url, o->sha256, actual,
-			      t->bytes);
+			error("%s: sha256 mismatch for %s%s%s: expected %s, got %s (%lld bytes); "
+			      "the file was discarded", t->source->name, name,
+			      strcmp(name, t->url) ? " at " : "", strcmp(name, t->url) ? t->url : "",
+			      o->sha256, actual, t->bytes);
 			close_part(t, true);
 			next_origin(t);
 			return;
 		}
-		if (fsync(t->fd) < 0) {
-			error("cannot write '%s':", t->part_path);
-			close_part(t, true);
-			next_origin(t);
-			return;
-		}
-		close_part(t, false);
 		char *final = path_join(opts->cache_dir, o->sha256);
-		if (rename(t->part_path, final) < 0) {
-			error("cannot rename '%s' to '%s':", t->part_path, final);
-			unlink(t->part_path);
+		if (fsync(t->fd) < 0 || rename(t->part_path, final) < 0) {
+			error("cannot store '%s' as '%s':", t->part_path, final);
+			close_part(t, true);
 			free(final);
 			next_origin(t);
 			return;
 		}
+		close_part(t, false);
 		char size[32];
-		info("fetched %s %s (%s, sha256 verified) from %s", t->source->name, t->source->version,
-		     format_size((double)t->bytes, size), t->url);
+		info("fetched %s %s (%s, sha256 verified) from %s%s", t->source->name,
+		     t->source->version, format_size((double)t->bytes, size), t->url,
+		     t->resumed_from ? " (resumed)" : "");
 		t->result = final;
 		t->done = true;
 		return;
 	}
-	close_part(t, true);
 	const char *why = t->too_large ? "larger than its max-size" :
 	                  t->write_failed ? "cannot write to the download cache" :
 	                  t->errbuf[0] ? t->errbuf : curl_easy_strerror(code);
-	if (!t->too_large && !t->write_failed && transient(code, http) && t->attempt < opts->retries) {
-		double delay = 1 << t->attempt;
+	if (code == CURLE_RANGE_ERROR && t->attempt < opts->retries) {
+		/* the server cannot resume: start this file over */
+		warn("%s: %s cannot resume a download; starting it over", t->source->name, t->url);
 		t->attempt++;
-		warn("%s: %s: %s; retrying in %.0f s (attempt %d of %d)", t->source->name, t->url, why,
-		     delay, t->attempt + 1, opts->retries + 1);
-		t->not_before = now_seconds() + delay;
+		if (reset_part(t) < 0) {
+			close_part(t, true);
+			next_origin(t);
+		}
 		return;
 	}
-	bool more = t->origin + 1 < t->source->n_origins;
-	warn("%s: cannot fetch %s: %s%s", t->source->name, t->url, why,
-	     more ? "; trying the next origin" : "");
+	bool retry = !t->too_large && !t->write_failed && transient(code, http) &&
+	             t->attempt < opts->retries;
+	if (retry) {
+		double delay = opts->backoff_seconds * (1 << t->attempt);
+		t->attempt++;
+		warn("%s: %s: %s; retrying in %.1f s%s (attempt %d of %d)", t->source->name, t->url,
+		     why, delay, t->bytes ? ", resuming" : "", t->attempt + 1, opts->retries + 1);
+		t->not_before = now_seconds() + delay;
+		return;   /* the part and its digest stay: the next attempt resumes */
+	}
+	/* Bytes of a failed origin are kept only while they may still be resumed: never. */
+	close_part(t, true);
+	bool more = t->origin + 1 < t->n_origins;
+	bool quiet = t->is_mirror[t->origin] &&
+	             (http == 404 || code == CURLE_FILE_COULDNT_READ_FILE);
+	if (!quiet)
+		warn("%s: cannot fetch %s: %s%s", t->source->name, t->url, why,
+		     more ? "; trying the next origin" : "");
 	next_origin(t);
 }
 
@@ -259,7 +413,7 @@ static void show_progress(struct transfer *ts, size_t n, double started, bool tt
 			curl_easy_getinfo(ts[i].curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &len);
 			active++;
 			bytes += ts[i].bytes;
-			total += len > 0 ? len : ts[i].bytes;
+			total += len > 0 ? ts[i].resumed_from + len : ts[i].bytes;
 		}
 	}
 	double elapsed = now_seconds() - started;
@@ -292,6 +446,7 @@ int fetch_sources(const struct fetch_options *opts, struct source *const sources
 	for (size_t i = 0; i < n; i++) {
 		ts[i].source = sources[i];
 		ts[i].fd = -1;
+		expand_origins(opts, &ts[i]);
 		paths[i] = fetch_cached_path(opts, sources[i]);
 		if (paths[i]) {
 			ts[i].done = true;
@@ -322,10 +477,39 @@ int fetch_sources(const struct fetch_options *opts, struct source *const sources
 				waiting = true;
 				continue;
 			}
-			if (t->attempt == 0 && !resolve_origin(opts, t)) {
-				next_origin(t);
-				i--;        /* look at the same transfer again */
-				continue;
+			if (t->fd < 0) {
+				if (!resolve_origin(opts, t)) {
+					next_origin(t);
+					i--;        /* look at the same transfer again */
+					continue;
+				}
+				int opened = open_part(opts, t);
+				if (opened == 0) {
+					/* another crossroot is fetching this very file: look again soon */
+					char *final = path_join(opts->cache_dir, t->origins[t->origin].sha256);
+					if (path_exists(final)) {
+						t->result = final;
+						t->done = true;
+					} else {
+						free(final);
+						t->not_before = now_seconds() + 0.5;
+						waiting = true;
+					}
+					continue;
+				}
+				if (opened < 0) {
+					t->done = t->failed = true;
+					continue;
+				}
+				/* another crossroot may have finished it while we waited for the lock */
+				char *final = path_join(opts->cache_dir, t->origins[t->origin].sha256);
+				if (path_exists(final)) {
+					close_part(t, true);
+					t->result = final;
+					t->done = true;
+					continue;
+				}
+				free(final);
 			}
 			if (!start(opts, t)) {
 				close_part(t, true);
@@ -365,8 +549,8 @@ int fetch_sources(const struct fetch_options *opts, struct source *const sources
 		if (ts[i].curl) {
 			curl_multi_remove_handle(multi, ts[i].curl);
 			curl_easy_cleanup(ts[i].curl);
-			close_part(&ts[i], true);
 		}
+		close_part(&ts[i], false);   /* an interrupted part is resumed by the next run */
 		if (ts[i].result)
 			paths[i] = ts[i].result;
 		else if (!paths[i] && !ts[i].failed && interrupted)
@@ -385,6 +569,7 @@ out:;
 		}
 		free(ts[i].url);
 		free(ts[i].part_path);
+		release_origins(&ts[i]);
 	}
 	free(ts);
 	return rc;

@@ -3,7 +3,8 @@
  *
  * Cache layout (DIR = fetch_options.cache_dir):
  *   DIR/<sha256>              a verified file, named by its own hash; never modified
- *   DIR/tmp/<sha256>.<pid>.part   bytes in flight, private to one process
+ *   DIR/tmp/<sha256>.part     bytes in flight, flock()ed by the process writing them; an
+ *                             interrupted download is re-hashed and resumed (HTTP Range)
  * A file is renamed into DIR only after its sha256 matched the origin's pin, so whatever a
  * reader finds there is verified. Origins are tried in order; an origin that fails for good
  * (404, hash mismatch, too large, apt has no such file) passes to the next at once, a
@@ -21,6 +22,8 @@ struct fetch_options {
 	int parallel;               /* transfers at once */
 	int retries;                /* extra attempts per origin on transient errors */
 	long stall_seconds;         /* abort a transfer that moved no byte for this long */
+	double backoff_seconds;     /* first retry delay; doubles with each retry */
+	const struct strlist *mirrors;  /* asked before the origins: URLs or local directories */
 	bool offline;               /* never touch the network: the cache must hold everything */
 };
 

@@ -37,6 +37,9 @@ static const char usage[] =
 	"      --cache DIR    download and stage cache (default: $CROSSROOT_CACHE or WORK/cache)\n"
 	"      --out DIR      where sysroots go (default: ROOT/sysroots)\n"
 	"      --offline      build from the download cache only\n"
+	"      --mirror URL   ask this mirror (URL or directory) before the origins; repeatable;\n"
+	"                     also read, one per line, from $CROSSROOT_MIRRORS or\n"
+	"                     ~/.config/crossroot/mirrors\n"
 	"      --wait         wait for another crossroot using the work directory\n"
 	"  -k, --keep-going   after a failure, go on with stages that do not depend on it\n"
 	"  -v, --verbose      show every command\n"
@@ -110,6 +113,44 @@ static char *absolute(const char *path)
 	return abs;
 }
 
+/* Mirrors from $CROSSROOT_MIRRORS (a file) or ~/.config/crossroot/mirrors: one URL or
+ * directory per line, '#' starts a comment. A missing default file is fine. */
+static int read_mirror_file(struct strlist *mirrors)
+{
+	const char *path = getenv("CROSSROOT_MIRRORS");
+	char *fallback = NULL;
+	if (!path) {
+		const char *config = getenv("XDG_CONFIG_HOME");
+		const char *home = getenv("HOME");
+		if (config)
+			fallback = xasprintf("%s/crossroot/mirrors", config);
+		else if (home)
+			fallback = xasprintf("%s/.config/crossroot/mirrors", home);
+		if (!fallback || !path_exists(fallback)) {
+			free(fallback);
+			return 0;
+		}
+		path = fallback;
+	}
+	char *text = read_file(path, NULL);
+	if (!text) {
+		free(fallback);
+		return -1;
+	}
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		line[strcspn(line, "#")] = '\0';
+		char *end = line + strlen(line);
+		while (end > line && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+			*--end = '\0';
+		line += strspn(line, " \t");
+		if (*line)
+			strlist_add(mirrors, line);
+	}
+	free(text);
+	free(fallback);
+	return 0;
+}
+
 static int clean_target(const struct dirs *d, const char *name)
 {
 	const char *parts[][2] = {{d->out, ""}, {d->work, "build/"}, {d->work, "logs/"},
@@ -133,9 +174,11 @@ int main(int argc, char **argv)
 		{"offline", no_argument, NULL, 'O'},  {"wait", no_argument, NULL, 'W'},
 		{"keep-going", no_argument, NULL, 'k'}, {"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},     {"version", no_argument, NULL, 'V'},
+		{"mirror", required_argument, NULL, 'm'},
 		{NULL, 0, NULL, 0},
 	};
 	bool all = false, offline = false, wait = false, keep_going = false, verbose = false;
+	struct strlist mirrors = {0};
 	long jobs = sysconf(_SC_NPROCESSORS_ONLN);
 	const char *root_arg = ".", *work_arg = NULL, *cache_arg = getenv("CROSSROOT_CACHE"),
 	           *out_arg = NULL;
@@ -160,6 +203,7 @@ int main(int argc, char **argv)
 		case 'W': wait = true; break;
 		case 'k': keep_going = true; break;
 		case 'v': verbose = true; break;
+		case 'm': strlist_add(&mirrors, optarg); break;
 		case 'h': fputs(usage, stdout); return EXIT_OK;
 		case 'V': printf("crossroot %s\n", CROSSROOT_VERSION); return EXIT_OK;
 		default: fputs(usage, stderr); return EXIT_CONFIG;
@@ -236,18 +280,24 @@ int main(int argc, char **argv)
 				rc = EXIT_FAILED;
 		return rc;
 	}
+	if (read_mirror_file(&mirrors) < 0)
+		return EXIT_CONFIG;
 	struct plan plan;
 	if (plan_create(&plan, &dirs, (int)jobs, targets, names.n, &recipes) < 0)
 		return EXIT_CONFIG;
 	struct build_options bo = {
-		.fetch = {.cache_dir = downloads, .apt_dir = apt_dir, .parallel = 4, .retries = 2,
-		          .stall_seconds = 30, .offline = offline},
+		.fetch = {.cache_dir = downloads, .apt_dir = apt_dir, .parallel = 4, .retries = 3,
+		          .stall_seconds = 30, .backoff_seconds = 1, .mirrors = &mirrors,
+		          .offline = offline},
 		.verbose = verbose,
 		.keep_going = keep_going,
 	};
 	const char *stall = getenv("CROSSROOT_STALL_SECONDS");
 	if (stall && atol(stall) > 0)
 		bo.fetch.stall_seconds = atol(stall);
+	const char *delay = getenv("CROSSROOT_RETRY_DELAY");
+	if (delay)
+		bo.fetch.backoff_seconds = atof(delay);
 	if (strcmp(command, "plan") == 0)
 		plan_print(&plan);
 	else if (strcmp(command, "fetch") == 0) {

@@ -8,13 +8,15 @@ injected faults. The first path component picks the behaviour, the rest names th
   /500always/F     always 500
   /truncate/F      headers promise the full length, the body stops halfway, connection closed
   /flip/F          the file with some bytes flipped (right length, wrong content)
-  /stall/F         headers, a few bytes, then silence (until the client gives up)
-  /drip/F          the file, slowly: 256 bytes every 50 ms
+  /stall/F         headers, then silence (until the client gives up)
+  /drip/F          the file, slowly: 4 kB every 50 ms
   /reset/F         a few bytes, then a TCP reset
   /loop/F          redirects to itself forever
   /redirect/F      one redirect to /ok/F
   /wronglength/F   Content-Length larger than the body
   /norange/F       the file, ignoring Range (always 200 with the whole body)
+  /truncateonce/F  the first request for F is truncated, later ones are served (with Range)
+  /truncnorange/F  the first request for F is truncated, later ones ignore Range (200)
   /endless/F       an endless body without Content-Length
 
 Started as `faultserver.py DIR PORTFILE`: binds 127.0.0.1 on a free port, writes the port to
@@ -60,6 +62,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 seen.add(name)
             if first:
                 return self.simple(500, b"server error\n")
+        if mode in ("truncateonce", "truncnorange"):
+            with lock:
+                first = (mode, name) not in seen
+                seen.add((mode, name))
+            mode = "truncate" if first else ("ok" if mode == "truncateonce" else "norange")
         if mode == "flip":
             b = bytearray(data)
             for i in range(0, len(b), max(1, len(b) // 7)):
@@ -99,7 +106,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.wfile.flush()
                 self.close_connection = True
             elif mode == "stall":
-                self.wfile.write(body[:100])
                 self.wfile.flush()
                 time.sleep(600)
             elif mode == "reset":
@@ -110,8 +116,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.connection.close()
                 self.close_connection = True
             elif mode == "drip":
-                for i in range(0, len(body), 256):
-                    self.wfile.write(body[i:i + 256])
+                for i in range(0, len(body), 4096):
+                    self.wfile.write(body[i:i + 4096])
                     self.wfile.flush()
                     time.sleep(0.05)
             else:

@@ -1,0 +1,167 @@
+#!/bin/sh
+# The fetcher against a misbehaving loopback server: one case per fault mode, each asserting
+# the fallback or the clear error, and that no unverified byte reached the download cache.
+. "$(dirname "$0")/../lib/common.sh"
+start_server
+export CROSSROOT_RETRY_DELAY=0.1 CROSSROOT_STALL_SECONDS=1
+P=$T/p
+new_project "$P"
+# a 300 kB file, so truncation and resumption have something to work with
+head -c 300000 /dev/urandom >"$T/www/blob.bin"
+SUM=$(sha256 "$T/www/blob.bin")
+CACHE=$T/cache
+C="$CROSSROOT -C $P --work $T/work --cache $CACHE"
+
+# case NAME ORIGIN_URL... : a target NAME fetching blob.bin from those origins in order
+case_project() {
+	name=$1
+	shift
+	{
+		printf 'name: %s\nversion: "1"\norigins:\n' "$name"
+		for url in "$@"; do printf '  - url: %s\n    sha256: %s\n    max-size: 1M\n' "$url" "$SUM"; done
+	} >"$P/sources/$name.yaml"
+	printf 'name: %s\nsources: [%s]\nsteps: [true]\n' "$name" "$name" >"$P/stages/$name.yaml"
+	printf 'triple: a-b-c\nqemu: q\nstages: [%s]\n' "$name" >"$P/targets/$name.yaml"
+	rm -rf "$CACHE" "$T/requests.log"
+	: >"$T/requests.log"
+}
+cached_ok() { test "$(sha256 "$CACHE/downloads/$SUM" 2>/dev/null)" = "$SUM"; }
+clean_cache() {   # nothing but verified files: no leftovers, no unverified file
+	for f in "$CACHE"/downloads/*; do
+		[ -d "$f" ] && continue
+		[ "$(basename "$f")" = "$(sha256 "$f")" ] || return 1
+	done
+	[ -z "$(ls -A "$CACHE/downloads/tmp" 2>/dev/null)" ]
+}
+requests() { grep -c "$1" "$T/requests.log"; }
+
+case_project notfound "$BASE/404/blob.bin" "$BASE/ok/blob.bin"
+run $C fetch notfound
+check "404: next origin at once" 0 "404" "trying the next origin" "fetched notfound"
+assert "404: asked once, not retried" test "$(requests /404/)" = 1
+assert "404: verified file cached" cached_ok
+
+case_project err500 "$BASE/500once/blob.bin"
+run $C fetch err500
+check "500 then success: retried with backoff" 0 "returned error: 500" "retrying in 0.1 s" "fetched err500"
+assert "500: two requests" test "$(requests /500once/)" = 2
+
+case_project err500always "$BASE/500always/blob.bin"
+run $C fetch err500always
+check "500 forever: clear error after the retries" 3 "(attempt 4 of 4)" "every origin failed" "nothing was stored"
+assert "500 forever: cache holds nothing" sh -c "[ ! -e $CACHE/downloads/$SUM ]"
+assert "500 forever: no temporary files left" clean_cache
+
+case_project flip "$BASE/flip/blob.bin" "$BASE/ok/blob.bin"
+run $C fetch flip
+check "flipped bytes: hash mismatch, next origin at once" 0 "sha256 mismatch for $BASE/flip/blob.bin: expected $SUM" \
+	"the file was discarded" "fetched flip"
+assert "flipped bytes: asked once" test "$(requests /flip/)" = 1
+assert "flipped bytes: only the verified file is cached" clean_cache
+
+case_project flipped "$BASE/flip/blob.bin"
+run $C fetch flipped
+check "flipped bytes, no other origin: error" 3 "sha256 mismatch" "every origin failed"
+assert "flipped bytes: nothing cached" sh -c "[ ! -e $CACHE/downloads/$SUM ] && [ -z \"\$(ls -A $CACHE/downloads/tmp)\" ]"
+
+case_project truncateonce "$BASE/truncateonce/blob.bin"
+run $C fetch truncateonce
+check "truncated body: retried, resumed with a Range request" 0 "retrying" "resuming" "(resumed)"
+assert "truncated body: the retry asked for a range" grep -q "/truncateonce/blob.bin bytes=150000-" "$T/requests.log"
+assert "truncated body: verified" cached_ok
+
+case_project truncnorange "$BASE/truncnorange/blob.bin"
+run $C fetch truncnorange
+check "no range support: restarted cleanly" 0 "fetched truncnorange"
+assert "no range support: verified" cached_ok
+assert "no range support: clean cache" clean_cache
+
+case_project truncate "$BASE/truncate/blob.bin" "$BASE/ok/blob.bin"
+run $C fetch truncate
+check "always truncated: next origin after the retries" 0 "trying the next origin" "fetched truncate"
+assert "always truncated: verified" cached_ok
+assert "always truncated: clean cache" clean_cache
+
+case_project wronglength "$BASE/wronglength/blob.bin" "$BASE/ok/blob.bin"
+run $C fetch wronglength
+check "wrong Content-Length: the short body is resumed, then verified" 0 "transfer closed with 1000 bytes remaining" "fetched wronglength"
+assert "wrong Content-Length: clean cache" clean_cache
+
+case_project reset "$BASE/reset/blob.bin" "$BASE/ok/blob.bin"
+run $C fetch reset
+check "connection reset: retried, then next origin" 0 "retrying" "fetched reset"
+assert "connection reset: clean cache" clean_cache
+
+case_project stall "$BASE/stall/blob.bin" "$BASE/ok/blob.bin"
+start=$(date +%s)
+run $C fetch stall
+end=$(date +%s)
+check "stalled transfer: low-speed timeout, then next origin" 0 "too slow" "fetched stall"
+assert "stalled transfer: gave up within 15 s ($((end - start)) s)" test $((end - start)) -lt 15
+assert "stalled transfer: clean cache" clean_cache
+
+case_project drip "$BASE/drip/blob.bin"
+run $C fetch drip
+check "slow drip: completes" 0 "fetched drip"
+assert "slow drip: verified" cached_ok
+
+case_project loop "$BASE/loop/blob.bin" "$BASE/redirect/blob.bin"
+run $C fetch loop
+check "redirect loop: bounded, next origin; one redirect is fine" 0 "Maximum (8) redirects followed" "fetched loop"
+
+case_project endless "$BASE/endless/blob.bin" "$BASE/ok/blob.bin"
+run $C fetch endless
+check "endless body: stopped at max-size, next origin" 0 "larger than its max-size" "fetched endless"
+assert "endless body: clean cache" clean_cache
+
+# Interrupted in the middle: the next run re-hashes the part and resumes it.
+case_project resume "$BASE/drip/blob.bin"
+$C fetch resume >"$T/killed.out" 2>&1 &
+pid=$!
+sleep 1.5
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+assert "killed download left a part to resume" sh -c "[ -s $CACHE/downloads/tmp/$SUM.part ]"
+sed -i "s|/drip/|/ok/|" "$P/sources/resume.yaml"
+run $C fetch resume
+check "next run resumes the part" 0 "(resumed)"
+assert "resumed download asked for the rest only" grep -q "/ok/blob.bin bytes=[1-9]" "$T/requests.log"
+assert "resumed file verified" cached_ok
+
+# Two crossroot processes fetching the same file into one cache.
+case_project shared "$BASE/drip/blob.bin"
+$CROSSROOT -C "$P" --work "$T/w1" --cache "$CACHE" fetch shared >"$T/a.out" 2>&1 &
+a=$!
+$CROSSROOT -C "$P" --work "$T/w2" --cache "$CACHE" fetch shared >"$T/b.out" 2>&1 &
+b=$!
+wait $a; sa=$?
+wait $b; sb=$?
+assert "two concurrent fetches both succeed" test "$sa$sb" = 00
+assert "the shared file is intact" cached_ok
+assert "the shared cache is clean" clean_cache
+assert "the file was downloaded once" test "$(requests /drip/)" = 1
+
+# Mirrors: a local directory (by sha256 name) and an HTTP mirror (by file name) come first.
+case_project mirrored "$BASE/404/blob.bin"
+mkdir -p "$T/mirror"
+cp "$T/www/blob.bin" "$T/mirror/$SUM"
+run $C --mirror "$T/mirror" fetch mirrored
+check "local directory mirror by sha256" 0 "fetched mirrored" "file://$T/mirror/$SUM"
+assert "the origin was not asked" test "$(requests /404/)" = 0
+case_project mirrored2 "https://example.invalid/dist/blob.bin"
+printf '# mirrors for the test\n%s/ok  # by file name\n' "$BASE" >"$T/mirrors"
+CROSSROOT_MIRRORS=$T/mirrors run $C fetch mirrored2
+check "HTTP mirror from the mirror file, by file name" 0 "fetched mirrored2" "$BASE/ok/blob.bin"
+
+# --offline: the cache alone, failing clearly when something is missing.
+make_tarball toy 1.0
+TOYSUM=$(sha256 "$T/www/toy-1.0.tar.gz")
+case_project offline "$BASE/ok/toy-1.0.tar.gz"
+sed -i "s/$SUM/$TOYSUM/" "$P/sources/offline.yaml"
+run $C --offline fetch offline
+check "--offline with an empty cache fails clearly" 3 "is not in the download cache" "--offline forbids fetching it"
+assert "--offline touched no server" test "$(requests /ok/)" = 0
+run $C fetch offline
+run $C --offline build offline
+check "--offline builds from the cache" 0 "sysroot offline"
+finish
