@@ -14,6 +14,7 @@
 
 #include "apt.h"
 #include "digest.h"
+#include "signature.h"
 #include "util.h"
 
 struct transfer {
@@ -235,6 +236,83 @@ static int open_part(const struct fetch_options *opts, struct transfer *t)
 	return 1;
 }
 
+/* Download a small file (a signature) to `path`, blocking. Returns 0 or -1 with `why`. */
+static int fetch_small(const struct fetch_options *opts, const char *url, const char *path,
+                       struct buf *why)
+{
+	FILE *out = fopen(path, "we");
+	if (!out) {
+		buf_printf(why, "cannot create '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	char errbuf[CURL_ERROR_SIZE] = "";
+	CURL *c = curl_easy_init();
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 8L);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https,file");
+	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 20L);
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, opts->stall_seconds);
+	curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)(64 << 10));
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	CURLcode code = curl_easy_perform(c);
+	curl_easy_cleanup(c);
+	if (fclose(out) != 0 && code == CURLE_OK)
+		code = CURLE_WRITE_ERROR;
+	if (code != CURLE_OK) {
+		buf_printf(why, "cannot fetch signature %s: %s", url,
+		           errbuf[0] ? errbuf : curl_easy_strerror(code));
+		return -1;
+	}
+	return 0;
+}
+
+/* The verified part of a signed origin must also carry a good signature by the source's
+ * pinned keyring. Returns 0 if it does; else -1 with the reason in `why`. */
+static int check_signature(const struct fetch_options *opts, struct transfer *t, struct buf *why)
+{
+	const struct origin *o = &t->origins[t->origin];
+	char *url = NULL;
+	char listed[DIGEST_HEX_LEN + 1] = "";
+	if (o->kind == ORIGIN_APT) {
+		if (apt_locate(opts->apt_dir, o->package, o->version, o->signature, &url, listed) < 0) {
+			buf_printf(why, "Debian source package %s=%s has no signature file '%s'",
+			           o->package, o->version, o->signature);
+			return -1;
+		}
+	} else {
+		/* from a mirror too, the signature comes from where the origin says */
+		url = xstrdup(o->signature);
+	}
+	char *sig = xasprintf("%s.sig", t->part_path);
+	char *keys = path_join(opts->cache_dir, "keys");
+	int rc = fetch_small(opts, url, sig, why);
+	if (rc == 0 && listed[0]) {
+		char actual[DIGEST_HEX_LEN + 1];
+		rc = digest_file(sig, actual);
+		if (rc == 0 && strcmp(actual, listed) != 0) {
+			buf_printf(why, "signature file %s has sha256 %s, Debian's index says %s", url,
+			           actual, listed);
+			rc = -1;
+		}
+	}
+	if (rc == 0)
+		rc = signature_verify(t->source->keyring, sig, t->part_path, keys, why);
+	if (rc == 0)
+		info("%s %s: good OpenPGP signature (%s, keyring %s)", t->source->name,
+		     t->source->version, url, t->source->keyring);
+	unlink(sig);
+	free(sig);
+	free(keys);
+	free(url);
+	return rc;
+}
+
 /* Resolve the current origin to a URL; false if this origin cannot be used. */
 static bool resolve_origin(const struct fetch_options *opts, struct transfer *t)
 {
@@ -346,6 +424,17 @@ static void finish(const struct fetch_options *opts, struct transfer *t, CURLcod
 			next_origin(t);
 			return;
 		}
+		struct buf why = {0};
+		if (o->signature && check_signature(opts, t, &why) < 0) {
+			error("%s: OpenPGP signature check failed for %s%s%s (keyring %s): %s; the file "
+			      "was discarded", t->source->name, name, strcmp(name, t->url) ? " at " : "",
+			      strcmp(name, t->url) ? t->url : "", t->source->keyring, why.s);
+			buf_release(&why);
+			close_part(t, true);
+			next_origin(t);
+			return;
+		}
+		buf_release(&why);
 		char *final = path_join(opts->cache_dir, o->sha256);
 		if (fsync(t->fd) < 0 || rename(t->part_path, final) < 0) {
 			error("cannot store '%s' as '%s':", t->part_path, final);

@@ -44,8 +44,10 @@ static void source_free(struct source *s)
 		free(o->package);
 		free(o->version);
 		free(o->file);
+		free(o->signature);
 	}
 	free(s->origins);
+	free(s->keyring);
 	strlist_release(&s->extract);
 	strlist_release(&s->exclude);
 	free(s->name);
@@ -178,7 +180,8 @@ static long long parse_size(struct yamlfile *f, yaml_node_t *node)
 
 static void load_origin(struct yamlfile *f, yaml_node_t *node, struct origin *o, const char *path)
 {
-	static const char *const allowed[] = {"url", "apt", "file", "sha256", "max-size", NULL};
+	static const char *const allowed[] = {"url", "apt", "file", "sha256", "max-size",
+	                                      "signature", NULL};
 	static const char *const required[] = {"sha256", NULL};
 	memset(o, 0, sizeof(*o));
 	o->where = location_of(f, path, node);
@@ -227,6 +230,16 @@ static void load_origin(struct yamlfile *f, yaml_node_t *node, struct origin *o,
 		memcpy(o->sha256, hex, DIGEST_HEX_LEN + 1);
 	if (yamlfile_get(f, node, "max-size"))
 		o->max_size = parse_size(f, yamlfile_get(f, node, "max-size"));
+	yaml_node_t *sig = yamlfile_get(f, node, "signature");
+	const char *sigtext = yamlfile_scalar(f, sig, "signature");
+	if (sigtext && o->kind == ORIGIN_APT && (strchr(sigtext, '/') || !valid_name(sigtext)))
+		yamlfile_error(f, sig, "for an apt origin, signature is a file name of the same "
+		               "source package (got '%s')", sigtext);
+	else if (sigtext && o->kind == ORIGIN_URL && strncmp(sigtext, "https://", 8) &&
+	         strncmp(sigtext, "http://", 7) && strncmp(sigtext, "file://", 7))
+		yamlfile_error(f, sig, "signature must be a https://, http:// or file:// URL (got '%s')",
+		               sigtext);
+	o->signature = sigtext ? xstrdup(sigtext) : NULL;
 }
 
 struct source *recipes_source(struct recipes *r, const char *name, const struct location *from)
@@ -235,7 +248,7 @@ struct source *recipes_source(struct recipes *r, const char *name, const struct 
 		if (strcmp(r->sources[i]->name, name) == 0)
 			return r->sources[i];
 	static const char *const allowed[] = {"name", "version", "description", "origins",
-	                                      "extract", "exclude", "strip", NULL};
+	                                      "extract", "exclude", "strip", "keyring", NULL};
 	static const char *const required[] = {"name", "version", "origins", NULL};
 	struct yamlfile f;
 	if (open_recipe(&f, r, "sources", "source", name, from) < 0) {
@@ -273,6 +286,23 @@ struct source *recipes_source(struct recipes *r, const char *name, const struct 
 		if (*end || end == st || v < 0 || v > 8)
 			yamlfile_error(&f, strip, "strip must be a number from 0 to 8 (got '%s')", st);
 		s->strip = (int)v;
+	}
+	yaml_node_t *keyring = yamlfile_get(&f, root, "keyring");
+	const char *kr = yamlfile_scalar(&f, keyring, "keyring");
+	if (kr) {
+		s->keyring = kr[0] == '/' ? xstrdup(kr) : path_join(r->root, kr);
+		if (!path_exists(s->keyring))
+			yamlfile_error(&f, keyring, "keyring '%s' does not exist", s->keyring);
+	}
+	for (size_t i = 0; i < s->n_origins; i++) {
+		const struct origin *o = &s->origins[i];
+		struct location w = o->where;
+		if (kr && !o->signature)
+			location_error(&w, "this source has a keyring, so every origin needs a "
+			               "'signature'"), f.errors++;
+		if (!kr && o->signature)
+			location_error(&w, "a signature needs a 'keyring' in the source to check it "
+			               "against"), f.errors++;
 	}
 	if (f.errors) {
 		yamlfile_release(&f);

@@ -33,6 +33,8 @@ struct origin {
 	char *file;         /* ORIGIN_APT: which file of the package, e.g. musl_1.2.3.orig.tar.gz */
 	char sha256[DIGEST_HEX_LEN + 1];
 	long long max_size; /* bytes; a body larger than this is refused */
+	char *signature;    /* detached OpenPGP signature: a URL (url origins) or a file of the
+	                       same source package (apt origins); NULL: none */
 	struct location where;
 };
 
@@ -44,6 +46,7 @@ struct source {
 	struct strlist extract;     /* path patterns to extract (after strip); empty: all */
 	struct strlist exclude;     /* path patterns never extracted */
 	int strip;                  /* leading path components removed (default 1) */
+	char *keyring;              /* absolute path of the pinned keyring, or NULL */
 };
 
 struct step {

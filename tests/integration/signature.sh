@@ -1,0 +1,87 @@
+#!/bin/sh
+# Detached OpenPGP signatures, checked with gpgv against the keyring pinned in the repository:
+# musl's real signature from Debian's source package passes; a tampered tarball (even one
+# whose sha256 pin was changed to match it), an unknown key and a missing signature fail.
+. "$(dirname "$0")/../lib/common.sh"
+start_server
+P=$T/p
+new_project "$P"
+ln -s "$ROOT/keys" "$P/keys"
+CACHE=$T/cache
+C="$CROSSROOT -C $P --work $T/work --cache $CACHE"
+REAL=7d5b0b6062521e4627e099e4c9dc8248d32a30285e959b7eecaa780cf8cfd4a4
+
+target() {   # target NAME: a target whose only stage uses source NAME
+	printf 'name: %s\nsources: [%s]\nsteps: [true]\n' "$1" "$1" >"$P/stages/$1.yaml"
+	printf 'triple: a-b-c\nqemu: q\nstages: [%s]\n' "$1" >"$P/targets/$1.yaml"
+}
+
+# The real thing: Debian's orig tarball and upstream's signature, located through apt.
+cat >"$P/sources/real.yaml" <<EOT
+name: real
+version: 1.2.3
+keyring: keys/musl.asc
+origins:
+  - apt: musl=1.2.3-1
+    file: musl_1.2.3.orig.tar.gz
+    signature: musl_1.2.3.orig.tar.gz.asc
+    sha256: $REAL
+EOT
+target real
+run $C fetch real
+check "musl's signature from Debian's source package is good" 0 "good OpenPGP signature" "keys/musl.asc" "fetched real"
+cp "$CACHE/downloads/$REAL" "$T/www/musl-1.2.3.tar.gz"
+cp "$ROOT/tests/data/musl_1.2.3.orig.tar.gz.asc" "$T/www/musl-1.2.3.tar.gz.asc"
+rm -rf "$CACHE"
+
+# A tampered tarball whose pin was updated to match: only the signature can catch it.
+python3 -c "
+import sys; d = bytearray(open(sys.argv[1], 'rb').read()); d[5000] ^= 1
+open(sys.argv[2], 'wb').write(d)" "$T/www/musl-1.2.3.tar.gz" "$T/www/tampered.tar.gz"
+TAMPERED=$(sha256 "$T/www/tampered.tar.gz")
+cat >"$P/sources/tampered.yaml" <<EOT
+name: tampered
+version: 1.2.3
+keyring: keys/musl.asc
+origins:
+  - url: $BASE/ok/tampered.tar.gz
+    signature: $BASE/ok/musl-1.2.3.tar.gz.asc
+    sha256: $TAMPERED
+EOT
+target tampered
+run $C fetch tampered
+check "tampered tarball: BAD signature is an error" 3 "OpenPGP signature check failed for $BASE/ok/tampered.tar.gz" \
+	"BAD signature" "the file was discarded" "every origin failed"
+assert "tampered tarball: nothing in the cache" sh -c "[ ! -e $CACHE/downloads/$TAMPERED ] && [ -z \"\$(ls -A $CACHE/downloads/tmp)\" ]"
+
+# The genuine tarball from loopback passes the same check.
+sed -e "s|tampered.tar.gz|musl-1.2.3.tar.gz|; s|$TAMPERED|$REAL|; s|name: tampered|name: genuine|" \
+	"$P/sources/tampered.yaml" >"$P/sources/genuine.yaml"
+target genuine
+run $C fetch genuine
+check "genuine tarball over loopback: good signature" 0 "good OpenPGP signature" "fetched genuine"
+
+# A keyring without the signer's key.
+rm -rf "$CACHE"
+sed -e "s|keyring: keys/musl.asc|keyring: /usr/share/keyrings/debian-archive-keyring.gpg|; s|name: genuine|name: unknownkey|" \
+	"$P/sources/genuine.yaml" >"$P/sources/unknownkey.yaml"
+target unknownkey
+run $C fetch unknownkey
+check "unknown key: error, not a warning" 3 "OpenPGP signature check failed" "No public key"
+assert "unknown key: nothing in the cache" sh -c "[ ! -e $CACHE/downloads/$REAL ]"
+
+# A signature that cannot be fetched.
+sed -e "s|/ok/musl-1.2.3.tar.gz.asc|/404/musl-1.2.3.tar.gz.asc|; s|name: genuine|name: nosig|" \
+	"$P/sources/genuine.yaml" >"$P/sources/nosig.yaml"
+target nosig
+run $C fetch nosig
+check "missing signature: error" 3 "cannot fetch signature $BASE/404/musl-1.2.3.tar.gz.asc" "every origin failed"
+
+# A keyring with an origin that has no signature is refused when the recipe loads.
+printf 'name: unsigned\nversion: "1"\nkeyring: keys/musl.asc\norigins:\n  - url: %s/ok/x\n    sha256: %s\n' \
+	"$BASE" "$REAL" >"$P/sources/unsigned.yaml"
+target unsigned
+run $C fetch unsigned
+check "an origin without a signature beside a keyring is a recipe error" 2 \
+	"$P/sources/unsigned.yaml:5:5: this source has a keyring, so every origin needs a 'signature'"
+finish
