@@ -265,6 +265,7 @@ struct run {
 	struct jobserver js;
 	char **env;
 	size_t running;
+	bool exclusive_running;
 	bool failed;
 };
 
@@ -391,6 +392,8 @@ static void node_finished(struct run *r, struct node *n, bool ok)
 	n->log_fd = -1;
 	if (n->holds_token)
 		jobserver_return(&r->js);
+	if (n->kind == NODE_STAGE && n->stage->exclusive)
+		r->exclusive_running = false;
 	n->holds_token = false;
 	r->running--;
 	if (!ok) {
@@ -555,7 +558,15 @@ int build_run(struct plan *p, const struct build_options *o)
 			struct node *n = p->nodes[i];
 			if (n->state != NODE_WAITING || n->blocked)
 				continue;
-			if (r.running > 0 && !jobserver_try_acquire(&r.js)) {
+			/* an exclusive stage runs alone: it waits for an idle engine, and while it
+			 * runs nothing else starts */
+			if (r.exclusive_running)
+				break;
+			if (n->kind == NODE_STAGE && n->stage->exclusive) {
+				if (r.running > 0)
+					continue;
+				r.exclusive_running = true;
+			} else if (r.running > 0 && !jobserver_try_acquire(&r.js)) {
 				want_token = true;
 				break;
 			}

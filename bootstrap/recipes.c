@@ -321,7 +321,7 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 		if (strcmp(r->stages[i]->name, name) == 0)
 			return r->stages[i];
 	static const char *const allowed[] = {"name", "description", "sources", "depends",
-	                                      "steps", NULL};
+	                                      "steps", "exclusive", NULL};
 	static const char *const required[] = {"name", "steps", NULL};
 	struct yamlfile f;
 	if (open_recipe(&f, r, "stages", "stage", name, from) < 0) {
@@ -337,6 +337,11 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 	check_name(&f, root, name);
 	if (yamlfile_get(&f, root, "description"))
 		s->description = scalar_copy(&f, root, "description");
+	yaml_node_t *exclusive = yamlfile_get(&f, root, "exclusive");
+	const char *ex = yamlfile_scalar(&f, exclusive, "exclusive");
+	if (ex && strcmp(ex, "true") && strcmp(ex, "false"))
+		yamlfile_error(&f, exclusive, "exclusive must be true or false (got '%s')", ex);
+	s->exclusive = ex && strcmp(ex, "true") == 0;
 	yaml_node_t *sources = yamlfile_get(&f, root, "sources");
 	yaml_node_t *depends = yamlfile_get(&f, root, "depends");
 	yamlfile_strings(&f, sources, "sources", &s->sources);

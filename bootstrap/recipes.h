@@ -63,6 +63,8 @@ struct stage {
 	struct step *steps;
 	size_t n_steps;
 	char *text;                 /* the whole YAML text, part of the stage key */
+	bool exclusive;             /* runs alone with the whole job budget (${jobs}): for build
+	                               tools that cannot join the make jobserver, like ninja */
 };
 
 struct target {

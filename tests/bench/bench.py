@@ -42,7 +42,7 @@ def main():
         # the project, with patches copied so that one can be changed
         project = os.path.join(scratch, "project")
         os.makedirs(project)
-        for d in ("targets", "stages", "sources", "tests"):
+        for d in ("targets", "stages", "sources", "tests", "keys"):
             os.symlink(os.path.join(ROOT, d), os.path.join(project, d))
         shutil.copytree(os.path.join(ROOT, "patches"), os.path.join(project, "patches"))
         cache = os.path.join(scratch, "cache")
