@@ -186,6 +186,14 @@ static int publish_stage(const struct plan *p, struct node *n)
 	    write_file_atomic(manifest_path, manifest.s, manifest.len, 0644) < 0 ||
 	    write_lines(inputs_path, &n->inputs) < 0)
 		goto out;
+	/* who made it, for `crossroot prune` */
+	char *owner_path = xasprintf("%s/owner", tmp);
+	char *owner = xasprintf("%s %s\n", n->target->name, n->stage->name);
+	int written = write_file_atomic(owner_path, owner, strlen(owner), 0644);
+	free(owner_path);
+	free(owner);
+	if (written < 0)
+		goto out;
 	if (rename(tmp, result) < 0) {
 		if (errno != EEXIST && errno != ENOTEMPTY) {
 			error("cannot rename '%s' to '%s':", tmp, result);

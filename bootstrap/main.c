@@ -13,6 +13,7 @@
 
 #include "build.h"
 #include "plan.h"
+#include "prune.h"
 #include "recipes.h"
 #include "testrun.h"
 #include "util.h"
@@ -28,6 +29,8 @@ static const char usage[] =
 	"  plan     show each stage as cached or to build, and why\n"
 	"  test     build tests/sysroot/ programs with the sysroot and run them under qemu-user\n"
 	"  clean    remove the target's sysroot and scratch files (the caches stay)\n"
+	"  prune    bound the caches: keep what the current recipes of every target need and\n"
+	"           the --keep N (default 1) most recently used results per target and stage\n"
 	"\n"
 	"options:\n"
 	"  -a, --all          every target in targets/\n"
@@ -42,6 +45,7 @@ static const char usage[] =
 	"                     ~/.config/crossroot/mirrors\n"
 	"      --wait         wait for another crossroot using the work directory\n"
 	"  -k, --keep-going   after a failure, go on with stages that do not depend on it\n"
+	"      --keep N       prune: older results kept per target and stage (default 1)\n"
 	"  -v, --verbose      show every command\n"
 	"  -h, --help         this text\n"
 	"  -V, --version      print the version\n"
@@ -175,10 +179,12 @@ int main(int argc, char **argv)
 		{"keep-going", no_argument, NULL, 'k'}, {"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},     {"version", no_argument, NULL, 'V'},
 		{"mirror", required_argument, NULL, 'm'},
+		{"keep", required_argument, NULL, 'K'},
 		{NULL, 0, NULL, 0},
 	};
 	bool all = false, offline = false, wait = false, keep_going = false, verbose = false;
 	struct strlist mirrors = {0};
+	int keep = 1;
 	long jobs = sysconf(_SC_NPROCESSORS_ONLN);
 	const char *root_arg = ".", *work_arg = NULL, *cache_arg = getenv("CROSSROOT_CACHE"),
 	           *out_arg = NULL;
@@ -204,6 +210,7 @@ int main(int argc, char **argv)
 		case 'k': keep_going = true; break;
 		case 'v': verbose = true; break;
 		case 'm': strlist_add(&mirrors, optarg); break;
+		case 'K': keep = atoi(optarg); if (keep < 0) keep = 0; break;
 		case 'h': fputs(usage, stdout); return EXIT_OK;
 		case 'V': printf("crossroot %s\n", CROSSROOT_VERSION); return EXIT_OK;
 		default: fputs(usage, stderr); return EXIT_CONFIG;
@@ -214,12 +221,13 @@ int main(int argc, char **argv)
 		return EXIT_CONFIG;
 	}
 	const char *command = argv[optind++];
-	static const char *const commands[] = {"build", "fetch", "plan", "test", "clean", NULL};
+	static const char *const commands[] = {"build", "fetch", "plan", "test", "clean", "prune",
+	                                       NULL};
 	bool known = false;
 	for (size_t i = 0; commands[i]; i++)
 		known |= strcmp(command, commands[i]) == 0;
 	if (!known) {
-		error("unknown command '%s' (commands: build, fetch, plan, test, clean)", command);
+		error("unknown command '%s' (commands: build, fetch, plan, test, clean, prune)", command);
 		return EXIT_CONFIG;
 	}
 	if (jobs < 1)
@@ -239,6 +247,8 @@ int main(int argc, char **argv)
 	struct recipes recipes;
 	recipes_init(&recipes, root);
 	struct strlist names = {0};
+	if (strcmp(command, "prune") == 0)
+		all = true;   /* what any target needs is kept */
 	if (all && recipes_list_targets(&recipes, &names) == 0 && names.n == 0) {
 		error("--all: no targets in '%s/targets'", root);
 		return EXIT_CONFIG;
@@ -300,6 +310,8 @@ int main(int argc, char **argv)
 		bo.fetch.backoff_seconds = atof(delay);
 	if (strcmp(command, "plan") == 0)
 		plan_print(&plan);
+	else if (strcmp(command, "prune") == 0)
+		rc = prune_caches(&plan, &recipes, keep) == 0 ? EXIT_OK : EXIT_FAILED;
 	else if (strcmp(command, "fetch") == 0) {
 		/* fetch everything the targets could need, cached stages or not */
 		for (size_t i = 0; i < plan.n_nodes; i++)

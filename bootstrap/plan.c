@@ -3,6 +3,7 @@
 #include "plan.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -546,8 +547,10 @@ int plan_create(struct plan *p, const struct dirs *dirs, int jobs, struct target
 			free(check);
 		}
 		char *result = plan_stage_result(p, n);
-		if (is_dir(result))
+		if (is_dir(result)) {
 			n->state = NODE_CACHED;
+			utimensat(AT_FDCWD, result, NULL, 0);   /* recently used: `prune` keeps it */
+		}
 		else
 			n->why = explain(p, n);
 		free(result);

@@ -56,6 +56,13 @@ run $C build toy
 check "only the changed stage is rebuilt" 0 "build   second (toy)"
 assert "first was not rebuilt" sh -c "! grep -q 'build   first' $T/out"
 
+# Pruning keeps what the current recipes need and drops the superseded result.
+assert "three stage results before pruning" test "$(ls "$T/work/cache/stages" | wc -l)" = 3
+run $C prune --keep 0
+check "prune drops the superseded result" 0 "pruned 1 stage results and 0 downloads"
+run $C plan toy
+check "after pruning, everything current is still cached" 0 "first                    cached" "second                   cached"
+
 # A wrong pin: the error names URL, expected and actual hash; nothing enters the cache.
 make_tarball bad 2.0
 GOOD=$(sha256 "$T/www/bad-2.0.tar.gz")
