@@ -236,6 +236,30 @@ static int open_part(const struct fetch_options *opts, struct transfer *t)
 	return 1;
 }
 
+/* The options every transfer gets: errors as failures, bounded redirects to web protocols
+ * only, TLS verification left on (libcurl's default), a stall timeout and a size limit. */
+static CURL *new_handle(const struct fetch_options *opts, const char *url, char *errbuf,
+                        long long max_size)
+{
+	CURL *c = curl_easy_init();
+	if (!c)
+		abort();
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 8L);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https,file");
+	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 20L);
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, opts->stall_seconds);
+	curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)max_size);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "crossroot/" CROSSROOT_VERSION);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	return c;
+}
+
 /* Download a small file (a signature) to `path`, blocking. Returns 0 or -1 with `why`. */
 static int fetch_small(const struct fetch_options *opts, const char *url, const char *path,
                        struct buf *why)
@@ -246,20 +270,8 @@ static int fetch_small(const struct fetch_options *opts, const char *url, const 
 		return -1;
 	}
 	char errbuf[CURL_ERROR_SIZE] = "";
-	CURL *c = curl_easy_init();
-	curl_easy_setopt(c, CURLOPT_URL, url);
+	CURL *c = new_handle(opts, url, errbuf, 64 << 10);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 8L);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https,file");
-	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 20L);
-	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, opts->stall_seconds);
-	curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)(64 << 10));
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	CURLcode code = curl_easy_perform(c);
 	curl_easy_cleanup(c);
 	if (fclose(out) != 0 && code == CURLE_OK)
@@ -348,23 +360,10 @@ static CURL *start(const struct fetch_options *opts, struct transfer *t)
 		error("cannot seek '%s':", t->part_path);
 		return NULL;
 	}
-	CURL *c = curl_easy_init();
-	curl_easy_setopt(c, CURLOPT_URL, t->url);
+	CURL *c = new_handle(opts, t->url, t->errbuf, o->max_size);
 	curl_easy_setopt(c, CURLOPT_PRIVATE, t);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, t);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, t->errbuf);
-	curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 8L);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https,file");
-	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 20L);
-	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, opts->stall_seconds);
-	curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)o->max_size);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "crossroot/" CROSSROOT_VERSION);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	if (t->bytes > 0)
 		curl_easy_setopt(c, CURLOPT_RESUME_FROM_LARGE, (curl_off_t)t->bytes);
 	t->curl = c;

@@ -50,9 +50,9 @@ a=$(now); tar -C "$T/tar" -xJf "$SRC"; b=$(now)
 echo "extract llvm (whole): tar -xJf $(secs "$a" "$b") s"
 rm -rf "$T/tar"; mkdir -p "$T/tar"
 top=llvm-toolchain-19_19.1.7
-a=$(now); tar -C "$T/tar" -xJf "$SRC" --strip-components=1 --wildcards --exclude='*/test' \
-	"$top/cmake" "$top/runtimes" "$top/llvm/cmake" "$top/llvm/utils/llvm-lit" "$top/compiler-rt" \
-	"$top/libcxx" "$top/libcxxabi" "$top/libunwind"; b=$(now)
+a=$(now); tar -C "$T/tar" -xJf "$SRC" --strip-components=1 --wildcards --wildcards-match-slash \
+	--exclude='*/test/*' "$top/cmake/*" "$top/runtimes/*" "$top/llvm/cmake/*" "$top/llvm/utils/llvm-lit/*" \
+	"$top/compiler-rt/*" "$top/libcxx/*" "$top/libcxxabi/*" "$top/libunwind/*"; b=$(now)
 echo "extract llvm (subset): tar -xJf $(secs "$a" "$b") s"
 a=$(now); xz -dc -T2 "$SRC" >/dev/null; b=$(now)
 echo "for reference: xz -dc -T2 alone $(secs "$a" "$b") s; xz -dc -T1 alone: $( a=$(now); xz -dc -T1 "$SRC" >/dev/null; b=$(now); secs "$a" "$b") s"
