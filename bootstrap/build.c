@@ -179,8 +179,12 @@ static int publish_stage(const struct plan *p, struct node *n)
 	if (mkdir_p(tmp, 0755) < 0)
 		goto out;
 	if (rename(dest, files) < 0) {
-		error("cannot move '%s' to '%s':", dest, files);
-		goto out;
+		/* the cache may live on another file system than the work directory */
+		if (errno != EXDEV || copy_tree(dest, files, false) < 0) {
+			error("cannot move '%s' to '%s':", dest, files);
+			goto out;
+		}
+		remove_tree(dest);
 	}
 	if (manifest_walk(files, "", &manifest) < 0 ||
 	    write_file_atomic(manifest_path, manifest.s, manifest.len, 0644) < 0 ||
