@@ -529,9 +529,30 @@ static void report_times(const struct plan *p)
 	}
 }
 
+/* On a terminal, one status line under the log lines: what runs, at which step, how long. */
+static void show_running(const struct plan *p, double started)
+{
+	struct buf line = {0};
+	char took[32];
+	double now = now_seconds();
+	buf_printf(&line, "[%s]", format_duration(now - started, took));
+	for (size_t i = 0; i < p->n_nodes; i++) {
+		const struct node *n = p->nodes[i];
+		if (n->state != NODE_RUNNING)
+			continue;
+		buf_printf(&line, "  %s", n->label);
+		if (n->kind == NODE_STAGE)
+			buf_printf(&line, " %zu/%zu", n->step + 1, n->stage->n_steps);
+		buf_printf(&line, " %s", format_duration(now - n->started, took));
+	}
+	status_show(line.s);
+	buf_release(&line);
+}
+
 int build_run(struct plan *p, const struct build_options *o)
 {
 	double started = now_seconds();
+	bool tty = isatty(1);
 	struct run r = {.p = p, .o = o};
 	size_t todo = 0;
 	for (size_t i = 0; i < p->n_nodes; i++)
@@ -608,7 +629,11 @@ int build_run(struct plan *p, const struct build_options *o)
 		struct pollfd pfd[2] = {{wake_pipe[0], POLLIN, 0}, {want_token ? r.js.poll_fd : -1, POLLIN, 0}};
 		poll(pfd, 2, 1000);
 		drain_wake_pipe();
+		if (tty)
+			show_running(p, started);
 	}
+	if (tty)
+		status_clear();
 	int rc = EXIT_OK;
 	if (interrupted) {
 		struct buf left = {0};

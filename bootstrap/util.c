@@ -15,12 +15,30 @@
 #include <unistd.h>
 
 volatile int interrupted;
+static bool status_shown;
+
+void status_show(const char *text)
+{
+	printf("\r\033[K%.*s", 200, text);
+	fflush(stdout);
+	status_shown = true;
+}
+
+void status_clear(void)
+{
+	if (!status_shown)
+		return;
+	printf("\r\033[K");
+	fflush(stdout);
+	status_shown = false;
+}
 
 static void vreport(const char *prefix, const char *fmt, va_list ap)
 {
 	int saved = errno;
 	size_t n = strlen(fmt);
 
+	status_clear();
 	fflush(stdout);
 	fprintf(stderr, "crossroot: %s", prefix);
 	vfprintf(stderr, fmt, ap);
@@ -49,6 +67,7 @@ void warn(const char *fmt, ...)
 void info(const char *fmt, ...)
 {
 	va_list ap;
+	status_clear();
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);

@@ -26,6 +26,11 @@ void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Informational line on stdout, flushed (the user follows progress through these). */
 void info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* A status line on a terminal, redrawn in place; info(), warn() and error() erase it first
+ * so log lines never mix with it. */
+void status_show(const char *text);
+void status_clear(void);
+
 /* Allocation that cannot fail: out of memory aborts (there is nothing sensible to do). */
 void *xmalloc(size_t n);
 void *xcalloc(size_t count, size_t n);
