@@ -35,7 +35,8 @@ run file "$T/h" "$T/hs"
 check "file sees aarch64 binaries" 0 "ARM aarch64" "statically linked" "dynamically linked"
 
 # Every input of the link comes from the new sysroot: never the host's libraries or libgcc.
-run "$S/bin/$TARGET-clang" "$T/hello.c" -o "$T/h2" -Wl,--trace
+"$S/bin/$TARGET-clang" -c "$T/hello.c" -o "$T/hello.o"
+run "$S/bin/$TARGET-clang" "$T/hello.o" -o "$T/h2" -Wl,--trace
 check "link trace" 0
 if grep -v "^$T/" "$T/out" | grep -q .; then
 	not_ok "inputs from outside the sysroot:"; grep -v "^$T/" "$T/out" | sed 's/^/    | /'
