@@ -23,7 +23,6 @@
 int build_fetch(struct plan *p, const struct build_options *o)
 {
 	struct source **sources = xcalloc(p->n_nodes, sizeof(*sources));
-	struct node **trees = xcalloc(p->n_nodes, sizeof(*trees));
 	size_t n = 0;
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		struct node *t = p->nodes[i];
@@ -33,10 +32,8 @@ int build_fetch(struct plan *p, const struct build_options *o)
 		for (size_t j = 0; j < n; j++)
 			if (sources[j] == t->source)
 				dup = true;
-		if (!dup) {
-			sources[n] = t->source;
-			trees[n++] = t;
-		}
+		if (!dup)
+			sources[n++] = t->source;
 	}
 	char **paths = xcalloc(n ? n : 1, sizeof(*paths));
 	int rc = n ? fetch_sources(&o->fetch, sources, n, paths) : 0;
@@ -50,7 +47,6 @@ int build_fetch(struct plan *p, const struct build_options *o)
 		free(paths[j]);
 	free(paths);
 	free(sources);
-	free(trees);
 	if (interrupted)
 		return EXIT_INTERRUPTED;
 	return rc == 0 ? EXIT_OK : EXIT_FETCH;

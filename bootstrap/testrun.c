@@ -93,7 +93,7 @@ static int run_one(const struct dirs *dirs, const struct target *t, const char *
 	struct buf log = {0};
 	char *driver = xasprintf("%s/bin/%s-%s", sysroot, t->name, test->cxx ? "clang++" : "clang");
 	char *exe = xasprintf("%s/%s-%s", outdir, test->name, link);
-	struct strlist extra = {0}, none = {0};
+	struct strlist extra = {0};
 	bool is_static = strcmp(link, "static") == 0;
 	if (is_static)
 		strlist_add(&extra, "-static");
@@ -157,7 +157,6 @@ static int run_one(const struct dirs *dirs, const struct target *t, const char *
 	free(expected_path);
 	buf_release(&out);
 out:
-	(void)none;
 	fflush(stdout);
 	strlist_release(&extra);
 	buf_release(&log);
