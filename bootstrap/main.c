@@ -286,7 +286,7 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(command, "test") == 0) {
 		for (size_t i = 0; i < names.n; i++)
-			if (testrun_target(&dirs, targets[i]) != EXIT_OK)
+			if (testrun_target(&dirs, targets[i], (int)jobs) != EXIT_OK)
 				rc = EXIT_FAILED;
 		return rc;
 	}

@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "testrun.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,7 +167,31 @@ out:
 	return ok;
 }
 
-int testrun_target(const struct dirs *dirs, const struct target *t)
+/* One test in a child process: its report lines go to a file, its exit status counts its
+ * failed links. Tests run `jobs` at a time; reports are printed in name order. */
+struct job {
+	struct test test;
+	const struct dirs *dirs;
+	const struct target *target;
+	const char *sysroot, *outdir;
+	char *report;               /* file the child writes its lines to */
+	pid_t pid;
+	int failed;                 /* failed links, once done; -1 while running */
+	bool skipped;
+};
+
+static int run_test_child(void *arg)
+{
+	struct job *j = arg;
+	int failed = 0;
+	for (size_t l = 0; l < j->test.links.n; l++)
+		failed += !run_one(j->dirs, j->target, j->sysroot, &j->test, j->test.links.v[l],
+		                   j->outdir);
+	fflush(stdout);
+	_exit(failed > 100 ? 100 : failed);
+}
+
+int testrun_target(const struct dirs *dirs, const struct target *t, int jobs)
 {
 	char *sysroot = path_join(dirs->out, t->name);
 	char *stamp = path_join(sysroot, ".crossroot-stamp");
@@ -173,6 +199,8 @@ int testrun_target(const struct dirs *dirs, const struct target *t)
 	char *outdir = xasprintf("%s/test/%s", dirs->work, t->name);
 	int passed = 0, failed = 0, skipped = 0;
 	int rc = EXIT_FAILED;
+	struct job *js = NULL;
+	size_t n = 0;
 	if (!path_exists(stamp)) {
 		error("no sysroot for '%s' at '%s': run 'crossroot build %s' first", t->name, sysroot,
 		      t->name);
@@ -186,43 +214,93 @@ int testrun_target(const struct dirs *dirs, const struct target *t)
 	free(libcxx);
 	struct strlist names = {0};
 	list_dir(dir, &names);
-	info("testing %s: programs of %s under %s", t->name, dir, t->qemu);
-	for (size_t i = 0; i < names.n && !interrupted; i++) {
+	info("testing %s: programs of %s under %s, %d at a time", t->name, dir, t->qemu, jobs);
+	js = xcalloc(names.n, sizeof(*js));
+	for (size_t i = 0; i < names.n; i++) {
 		const char *name = names.v[i];
 		size_t len = strlen(name);
 		bool c = len > 2 && strcmp(name + len - 2, ".c") == 0;
 		bool cpp = len > 4 && strcmp(name + len - 4, ".cpp") == 0;
 		if ((!c && !cpp) || strstr(name, "_lib."))
 			continue;
-		struct test test = {0};
-		test.name = xstrndup(name, len - (c ? 2 : 4));
-		test.source = path_join(dir, name);
-		test.cxx = cpp;
-		char *text = read_file(test.source, NULL);
+		struct job *j = &js[n++];
+		j->test.name = xstrndup(name, len - (c ? 2 : 4));
+		j->test.source = path_join(dir, name);
+		j->test.cxx = cpp;
+		j->dirs = dirs;
+		j->target = t;
+		j->sysroot = sysroot;
+		j->outdir = outdir;
+		j->failed = -1;
+		j->report = xasprintf("%s/%s.report", outdir, j->test.name);
+		char *text = read_file(j->test.source, NULL);
 		if (text)
-			parse_header(&test, text);
+			parse_header(&j->test, text);
 		free(text);
-		if ((strlist_has(&test.requires, "c++") || cpp) && !has_cxx) {
-			printf("skip %-28s (the sysroot has no C++ runtime)\n", test.name);
-			skipped++;
-			test_release(&test);
-			continue;
-		}
-		for (size_t l = 0; l < test.links.n; l++) {
-			if (run_one(dirs, t, sysroot, &test, test.links.v[l], outdir))
-				passed++;
-			else
-				failed++;
-		}
-		test_release(&test);
+		j->skipped = (strlist_has(&j->test.requires, "c++") || cpp) && !has_cxx;
 	}
 	strlist_release(&names);
+	size_t next = 0, printed = 0, running = 0;
+	while (printed < n) {
+		/* start what the budget allows */
+		while (next < n && running < (size_t)jobs && !interrupted) {
+			struct job *j = &js[next++];
+			if (j->skipped)
+				continue;
+			int fd = open(j->report, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+			j->pid = fd < 0 ? -1 : run_function(run_test_child, j, fd);
+			if (fd >= 0)
+				close(fd);
+			if (j->pid < 0) {
+				j->failed = (int)j->test.links.n;
+				continue;
+			}
+			running++;
+		}
+		/* print finished reports in name order */
+		while (printed < n && (js[printed].skipped || js[printed].failed >= 0 ||
+		                       (interrupted && js[printed].pid == 0))) {
+			struct job *j = &js[printed++];
+			if (j->skipped) {
+				printf("skip %-28s (the sysroot has no C++ runtime)\n", j->test.name);
+				skipped++;
+				continue;
+			}
+			if (j->pid == 0)
+				continue;   /* never started: interrupted */
+			char *text = path_exists(j->report) ? read_file(j->report, NULL) : NULL;
+			fputs(text ? text : "", stdout);
+			free(text);
+			failed += j->failed;
+			passed += (int)j->test.links.n - j->failed;
+		}
+		fflush(stdout);
+		if (running == 0)
+			break;
+		int status;
+		pid_t pid = waitpid(-1, &status, 0);
+		if (pid < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		for (size_t i = 0; i < n; i++)
+			if (js[i].pid == pid && js[i].failed < 0) {
+				js[i].failed = WIFEXITED(status) ? WEXITSTATUS(status) : (int)js[i].test.links.n;
+				running--;
+			}
+	}
 	if (skipped)
 		info("%d passed, %d failed, %d skipped", passed, failed, skipped);
 	else
 		info("%d passed, %d failed", passed, failed);
 	rc = failed || passed == 0 || interrupted ? EXIT_FAILED : EXIT_OK;
 out:
+	for (size_t i = 0; i < n; i++) {
+		test_release(&js[i].test);
+		free(js[i].report);
+	}
+	free(js);
 	free(sysroot);
 	free(stamp);
 	free(dir);

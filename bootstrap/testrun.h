@@ -13,7 +13,8 @@
 
 #include "plan.h"
 
-/* Returns EXIT_OK if every test passed, EXIT_FAILED otherwise. */
-int testrun_target(const struct dirs *dirs, const struct target *t);
+/* Runs `jobs` tests at a time (qemu runs one core each). Returns EXIT_OK if every test
+ * passed, EXIT_FAILED otherwise. */
+int testrun_target(const struct dirs *dirs, const struct target *t, int jobs);
 
 #endif
