@@ -237,7 +237,8 @@ static int open_part(const struct fetch_options *opts, struct transfer *t)
 }
 
 /* The options every transfer gets: errors as failures, bounded redirects to web protocols
- * only, TLS verification left on (libcurl's default), a stall timeout and a size limit. */
+ * only, TLS verification left on (libcurl's default; a private CA bundle may replace the
+ * system's, never switch it off), a stall timeout and a size limit. */
 static CURL *new_handle(const struct fetch_options *opts, const char *url, char *errbuf,
                         long long max_size)
 {
@@ -257,6 +258,8 @@ static CURL *new_handle(const struct fetch_options *opts, const char *url, char 
 	curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)max_size);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "crossroot/" CROSSROOT_VERSION);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	if (opts->ca_bundle)
+		curl_easy_setopt(c, CURLOPT_CAINFO, opts->ca_bundle);
 	return c;
 }
 

@@ -25,6 +25,7 @@ struct fetch_options {
 	double backoff_seconds;     /* first retry delay; doubles with each retry */
 	const struct strlist *mirrors;  /* asked before the origins: URLs or local directories */
 	bool offline;               /* never touch the network: the cache must hold everything */
+	const char *ca_bundle;      /* CA certificates for https (NULL: the system's) */
 };
 
 /* Path of the verified file of `source` if the cache holds one (any origin's hash), else NULL. */

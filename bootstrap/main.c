@@ -308,6 +308,9 @@ int main(int argc, char **argv)
 	const char *delay = getenv("CROSSROOT_RETRY_DELAY");
 	if (delay)
 		bo.fetch.backoff_seconds = atof(delay);
+	const char *ca_bundle = getenv("CROSSROOT_CA_BUNDLE");
+	if (ca_bundle && *ca_bundle)
+		bo.fetch.ca_bundle = ca_bundle;
 	if (strcmp(command, "plan") == 0)
 		plan_print(&plan);
 	else if (strcmp(command, "prune") == 0)

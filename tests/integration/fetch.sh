@@ -153,6 +153,28 @@ printf '# mirrors for the test\n%s/ok  # by file name\n' "$BASE" >"$T/mirrors"
 CROSSROOT_MIRRORS=$T/mirrors run $C fetch mirrored2
 check "HTTP mirror from the mirror file, by file name" 0 "fetched mirrored2" "$BASE/ok/blob.bin"
 
+# TLS: verification is always on. A self-signed loopback server is refused (no request gets
+# through the handshake) and the next origin serves; with its certificate as the CA bundle
+# ($CROSSROOT_CA_BUNDLE, for private mirrors) the same server is trusted.
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
+	-addext subjectAltName=IP:127.0.0.1 -keyout "$T/tls.key" -out "$T/tls.crt" 2>/dev/null
+mkdir -p "$T/tls/www" && cp "$T/www/blob.bin" "$T/tls/www/"
+python3 "$ROOT/tests/lib/faultserver.py" "$T/tls/www" "$T/tls/port" "$T/tls.crt" "$T/tls.key" &
+TLS_PID=$!
+for _ in $(seq 100); do [ -s "$T/tls/port" ] && break; sleep 0.05; done
+TLS=https://127.0.0.1:$(cat "$T/tls/port")
+case_project tls "$TLS/ok/blob.bin" "$BASE/redirect/blob.bin"
+run $C fetch tls
+check "TLS: an untrusted certificate is refused, next origin" 0 "$TLS/ok/blob.bin" \
+	"self-signed certificate" "fetched tls"
+assert "TLS: no request passed the failed handshake" test ! -s "$T/tls/requests.log"
+assert "TLS: the file came from the next origin" test "$(requests /redirect/)" = 1
+case_project tls2 "$TLS/ok/blob.bin"
+CROSSROOT_CA_BUNDLE=$T/tls.crt run $C fetch tls2
+check "TLS: trusted through \$CROSSROOT_CA_BUNDLE" 0 "fetched tls2"
+assert "TLS: fetched over https and verified" cached_ok
+kill "$TLS_PID"
+
 # --offline: the cache alone, failing clearly when something is missing.
 make_tarball toy 1.0
 TOYSUM=$(sha256 "$T/www/toy-1.0.tar.gz")

@@ -19,11 +19,13 @@ injected faults. The first path component picks the behaviour, the rest names th
   /truncnorange/F  the first request for F is truncated, later ones ignore Range (200)
   /endless/F       an endless body without Content-Length
 
-Started as `faultserver.py DIR PORTFILE`: binds 127.0.0.1 on a free port, writes the port to
-PORTFILE, logs each request (method, path, Range) to DIR/../requests.log."""
+Started as `faultserver.py DIR PORTFILE [CERT KEY]`: binds 127.0.0.1 on a free port, writes
+the port to PORTFILE, logs each request (method, path, Range) to DIR/../requests.log. With a
+certificate and its key it speaks HTTPS."""
 import http.server
 import os
 import socket
+import ssl
 import struct
 import sys
 import threading
@@ -148,6 +150,10 @@ class Server(http.server.ThreadingHTTPServer):
 
 
 server = Server(("127.0.0.1", 0), Handler)
+if len(sys.argv) > 4:
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(sys.argv[3], sys.argv[4])
+    server.socket = tls.wrap_socket(server.socket, server_side=True)
 with open(sys.argv[2] + ".tmp", "w") as f:
     f.write(str(server.server_address[1]))
 os.rename(sys.argv[2] + ".tmp", sys.argv[2])
