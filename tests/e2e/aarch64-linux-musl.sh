@@ -45,6 +45,26 @@ else
 fi
 assert "no libgcc anywhere in the link" sh -c "! grep -q libgcc $T/out"
 
+# C++ runtimes, shared: one copy of each in a process. libc++.so.1 needs libc++abi.so.1, which
+# needs libunwind.so.1, and neither carries the other's code (two copies of __cxa_* or of
+# the unwinder in one process break exceptions and terminate handlers).
+L=$S/usr/lib
+run readelf -d "$L/libc++.so.1"
+check "libc++.so.1 needs libc++abi.so.1 and libunwind.so.1" 0 "[libc++abi.so.1]" "[libunwind.so.1]"
+run readelf -d "$L/libc++abi.so.1"
+check "libc++abi.so.1 needs libunwind.so.1" 0 "[libunwind.so.1]"
+assert "libc++.so.1 does not define libc++abi's or libunwind's symbols" sh -c \
+	"! llvm-nm-19 -D --defined-only '$L/libc++.so.1' | grep -Eq ' (__cxa_throw|_Unwind_RaiseException)\$'"
+assert "libc++abi.so.1 defines __cxa_throw" sh -c "llvm-nm-19 -D --defined-only '$L/libc++abi.so.1' | grep -q ' __cxa_throw\$'"
+printf '#include <iostream>\nint main(){std::cout << "hello c++" << std::endl;}\n' >"$T/hello.cpp"
+run "$S/bin/$TARGET-clang++" "$T/hello.cpp" -o "$T/hcxx"
+check "clang++ wrapper compiles with no other flag" 0
+run readelf -d "$T/hcxx"
+check "a C++ program needs the sysroot's runtimes" 0 "[libc++.so.1]" "[libc++abi.so.1]" "[libc.so]"
+assert "no libgcc_s or libstdc++" sh -c "! grep -Eq 'libgcc|libstdc' $T/out"
+run qemu-aarch64-static -L "$S" "$T/hcxx"
+check "dynamic C++ hello runs" 0 "hello c++"
+
 start=$(date +%s%N)
 run $C build $TARGET
 end=$(date +%s%N)
