@@ -37,22 +37,31 @@ while read -r target machine interp qemu; do
 done <<'EOT'
 x86_64-linux-musl x86-64 /lib/ld-musl-x86_64.so.1 qemu-x86_64-static
 aarch64-linux-musl aarch64 /lib/ld-musl-aarch64.so.1 qemu-aarch64-static
-armv7-rpi2-linux-musleabihf ARM,EABI5 /lib/ld-musl-armhf.so.1 qemu-arm-static
+armv7-rpi2-linux-musleabihf EABI5 /lib/ld-musl-armhf.so.1 qemu-arm-static
 riscv64-linux-musl RISC-V /lib/ld-musl-riscv64.so.1 qemu-riscv64-static
 EOT
 
 # Raspberry Pi 2: the code really uses Cortex-A7, NEON-VFPv4, hard float and Thumb-2, in the
-# test program and in the runtimes themselves.
+# test program and in the runtimes themselves. Objects carry the calling convention as an
+# attribute (Tag_ABI_VFP_args); linked files carry it in the ELF header flags (lld keeps the
+# attributes of one input only, so a library's Tag_ABI_VFP_args may be absent).
 S=$ROOT/sysroots/armv7-rpi2-linux-musleabihf
+BUILTINS=$S/usr/lib/clang/19/lib/armv7-unknown-linux-musleabihf/libclang_rt.builtins.a
 for f in "$T/armv7-rpi2-linux-musleabihf-cxx" "$S/usr/lib/libc++.so.1" "$S/usr/lib/libc.so" \
-	"$S/usr/lib/clang/19/lib/armv7-unknown-linux-musleabihf/libclang_rt.builtins.a"; do
+	"$BUILTINS"; do
 	run readelf -A "$f"
 	check "armv7 attributes of $(basename "$f")" 0 'Tag_CPU_name: "cortex-a7"' \
 		"Tag_CPU_arch: v7" "Tag_THUMB_ISA_use: Thumb-2" "Tag_FP_arch: VFPv4" \
-		"Tag_Advanced_SIMD_arch: NEONv1 with Fused-MAC" "Tag_ABI_VFP_args: VFP registers"
+		"Tag_Advanced_SIMD_arch: NEONv1 with Fused-MAC"
 done
-run file -L "$S/usr/lib/libc.so"
-check "armv7 libc is hard-float EABI5" 0 "ARM, EABI5" "hard-float"
+run readelf -A "$BUILTINS"
+check "armv7 builtins pass floats in VFP registers" 0 "Tag_ABI_VFP_args: VFP registers"
+assert "no builtins object uses another float calling convention" sh -c \
+	"! grep 'Tag_ABI_VFP_args' $T/out | grep -vq 'VFP registers'"
+for f in "$T/armv7-rpi2-linux-musleabihf-cxx" "$S/usr/lib/libc++.so.1" "$S/usr/lib/libc.so"; do
+	run readelf -h "$f"
+	check "armv7 $(basename "$f") is hard-float EABI5" 0 "Version5 EABI, hard-float ABI"
+done
 run readelf -h "$T/riscv64-linux-musl-c"
 check "riscv64 uses the LP64D ABI" 0 "RVC, double-float ABI"
 finish
