@@ -1,5 +1,6 @@
 # crossroot: one POSIX-style Makefile. `make` builds ./crossroot, `make check` runs every test
-# tier (unit, integration, end to end), `make SAN=1` builds with ASan+UBSan.
+# tier (unit, fuzz, integration, end to end), `make SAN=1` builds with ASan+UBSan, `make fuzz`
+# fuzzes the recipe loader for 10 minutes.
 VERSION = 0.1.0
 CC = cc
 PKGS = yaml-0.1 libcurl libcrypto libarchive
@@ -24,8 +25,19 @@ bootstrap/%.o: bootstrap/%.c $(HEADERS) Makefile
 tests/unit/run-unit: tests/unit/unit.c $(OBJS)
 	$(CC) $(CFLAGS) $(SAN_FLAGS) -Ibootstrap -o $@ tests/unit/unit.c $(OBJS) $(LDLIBS)
 
-check: crossroot tests/unit/run-unit
+# libFuzzer target for the recipe loader, with ASan and UBSan (clang only).
+FUZZ_CC = clang-19
+FUZZ_MODULES = util yamlfile digest recipes
+tests/fuzz/fuzz-recipes: tests/fuzz/fuzz-recipes.c $(FUZZ_MODULES:%=bootstrap/%.c) $(HEADERS) Makefile
+	$(FUZZ_CC) -std=c17 -g -O1 $(WARN) -fsanitize=fuzzer,address,undefined \
+		-Ibootstrap $$(pkg-config --cflags $(PKGS)) -o $@ tests/fuzz/fuzz-recipes.c \
+		$(FUZZ_MODULES:%=bootstrap/%.c) $$(pkg-config --libs $(PKGS))
+
+check: crossroot tests/unit/run-unit tests/fuzz/fuzz-recipes
 	tests/run-all
+
+fuzz: tests/fuzz/fuzz-recipes
+	FUZZ_SECONDS=600 tests/fuzz/run.sh
 
 # Every target built and tested for real, with file/readelf checks (slow: ~20 min cold).
 check-all: crossroot
@@ -42,6 +54,6 @@ main: crossroot
 	./crossroot test $(DEFAULT_TARGET)
 
 clean:
-	rm -f crossroot bootstrap/*.o tests/unit/run-unit
+	rm -f crossroot bootstrap/*.o tests/unit/run-unit tests/fuzz/fuzz-recipes
 
-.PHONY: all check check-all clean deps main
+.PHONY: all check check-all clean deps fuzz main
