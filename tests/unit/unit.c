@@ -111,6 +111,18 @@ static int load_target(void *name)
 	return rc;
 }
 
+/* Loading `target` fails and its messages include `expected` (else they are shown). */
+static bool load_fails_with(const char *target, const char *expected)
+{
+	int rc;
+	char *err = capture_stderr(load_target, (void *)target, &rc);
+	bool ok = rc < 0 && strstr(err, expected);
+	if (!ok)
+		fprintf(stderr, "loading '%s' gave status %d and:\n%s", target, rc, err);
+	free(err);
+	return ok;
+}
+
 static const char good_source[] =
 	"name: src\nversion: 1.0\norigins:\n"
 	"  - url: http://127.0.0.1:1/src.tar.gz\n"
@@ -145,48 +157,36 @@ static void test_recipes(void)
 	}
 	recipes_release(&r);
 
-	int rc;
-	char *err;
 	/* unknown key: named with line, column, and the closest valid key */
 	project_file("targets/typo.yaml", "triple: x86_64-unknown-linux-musl\nqemu: q\nstage: [two]\n");
-	err = capture_stderr(load_target, "typo", &rc);
-	CHECK(rc < 0);
-	CHECK(strstr(err, "targets/typo.yaml:3:1: unknown key 'stage'; did you mean 'stages'?"));
-	CHECK(strstr(err, "missing required key 'stages'"));
-	free(err);
+	CHECK(load_fails_with("typo",
+	                      "targets/typo.yaml:3:1: unknown key 'stage'; did you mean 'stages'?"));
+	CHECK(load_fails_with("typo", "missing required key 'stages'"));
 	/* malformed YAML: the parser's mark */
 	project_file("targets/broken.yaml", "triple: [unclosed\nqemu: q\n");
-	err = capture_stderr(load_target, "broken", &rc);
-	CHECK(rc < 0 && strstr(err, "targets/broken.yaml:2:5: did not find expected ',' or ']'"));
-	free(err);
+	CHECK(load_fails_with("broken",
+	                      "targets/broken.yaml:2:5: did not find expected ',' or ']'"));
 	/* wrong type */
 	project_file("targets/types.yaml", "triple:\n  a: b\nqemu: q\nstages: [two]\n");
-	err = capture_stderr(load_target, "types", &rc);
-	CHECK(rc < 0 && strstr(err, "targets/types.yaml:2:3: 'triple' must be a string, not a mapping"));
-	free(err);
+	CHECK(load_fails_with("types",
+	                      "targets/types.yaml:2:3: 'triple' must be a string, not a mapping"));
 	/* bad value in a source, reported at its own file and line */
 	project_file("sources/bad.yaml", "name: bad\nversion: 1\norigins:\n  - url: ftp://x/y\n"
 	             "    sha256: 1234\n");
 	project_file("stages/usesbad.yaml", "name: usesbad\nsources: [bad]\nsteps: [true]\n");
 	project_file("targets/badsrc.yaml", "triple: a-b-c\nqemu: q\nstages: [usesbad]\n");
-	err = capture_stderr(load_target, "badsrc", &rc);
-	CHECK(rc < 0);
-	CHECK(strstr(err, "sources/bad.yaml:4:10: url must start with https://, http:// or file://"));
-	CHECK(strstr(err, "sources/bad.yaml:5:13: sha256 must be 64 lowercase hexadecimal digits"));
-	free(err);
+	CHECK(load_fails_with("badsrc",
+	                      "sources/bad.yaml:4:10: url must start with https://, http:// or file://"));
+	CHECK(load_fails_with("badsrc",
+	                      "sources/bad.yaml:5:13: sha256 must be 64 lowercase hexadecimal digits"));
 	/* missing target file and unknown stage */
-	err = capture_stderr(load_target, "nosuch", &rc);
-	CHECK(rc < 0 && strstr(err, "unknown target 'nosuch'"));
-	free(err);
+	CHECK(load_fails_with("nosuch", "unknown target 'nosuch'"));
 	project_file("targets/nostage.yaml", "triple: a-b-c\nqemu: q\nstages: [two, three]\n");
-	err = capture_stderr(load_target, "nostage", &rc);
-	CHECK(rc < 0 && strstr(err, "targets/nostage.yaml:3:9: unknown stage 'three'"));
-	free(err);
+	CHECK(load_fails_with("nostage", "targets/nostage.yaml:3:9: unknown stage 'three'"));
 	/* duplicate keys */
 	project_file("targets/dup.yaml", "triple: a-b-c\nqemu: q\nqemu: r\nstages: [two]\n");
-	err = capture_stderr(load_target, "dup", &rc);
-	CHECK(rc < 0 && strstr(err, "targets/dup.yaml:3:1: duplicate key 'qemu' (first given on line 2)"));
-	free(err);
+	CHECK(load_fails_with("dup",
+	                      "targets/dup.yaml:3:1: duplicate key 'qemu' (first given on line 2)"));
 }
 
 /* ---- extract ---- */
@@ -295,7 +295,8 @@ static void test_extract_good(void)
 		CHECK(file_has(p, "int main;\n"));
 		free(p);
 		p = xasprintf("%s/src/hard", dest);
-		CHECK(formats[f][0] == ARCHIVE_FORMAT_ZIP || file_has(p, "int main;\n"));   /* zip has no hard links */
+		/* zip has no hard links */
+		CHECK(formats[f][0] == ARCHIVE_FORMAT_ZIP || file_has(p, "int main;\n"));
 		free(p);
 		p = xasprintf("%s/tool.sh", dest);
 		struct stat st;
