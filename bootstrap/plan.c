@@ -196,7 +196,7 @@ static int collect_patches(const struct plan *p, const struct source *s, struct 
 		char *path = path_join(dir, names.v[i]);
 		char hex[DIGEST_HEX_LEN + 1];
 		rc = digest_file(path, hex);
-		if (rc == 0 && inputs)
+		if (rc == 0)
 			strlist_take(inputs, xasprintf("patch:%s/%s %s", s->name, names.v[i], hex));
 		strlist_take(paths, path);
 	}
@@ -236,16 +236,17 @@ static struct node *tree_node(struct plan *p, struct source *s)
 	digest_update_string(&d, id);
 	hash_strlist(&d, "patches", &inputs);
 	digest_final(&d, key);
-	strlist_release(&inputs);
 	for (size_t i = 0; i < p->n_nodes; i++)
 		if (p->nodes[i]->kind == NODE_TREE && strcmp(p->nodes[i]->key, key) == 0) {
 			strlist_release(&patches);
+			strlist_release(&inputs);
 			return p->nodes[i];
 		}
 	struct node *n = node_new(p, NODE_TREE);
 	memcpy(n->key, key, sizeof(key));
 	n->source = s;
 	n->patches = patches;
+	n->inputs = inputs;   /* the patch lines, which the stages using this tree key on too */
 	n->label = xasprintf("source %s %s", s->name, s->version);
 	n->tree_dir = xasprintf("%s/src/%s-%s-%.12s", p->dirs.work, s->name, s->version, key);
 	return n;
@@ -420,7 +421,7 @@ static void target_hash(const struct target *t, char *hex)
 }
 
 /* Inputs and key of a stage node; its dependencies have theirs already. */
-static int stage_key(struct plan *p, struct node *n)
+static void stage_key(struct plan *p, struct node *n)
 {
 	char hex[DIGEST_HEX_LEN + 1];
 	struct strlist *in = &n->inputs;
@@ -436,12 +437,8 @@ static int stage_key(struct plan *p, struct node *n)
 		const struct source *s = n->trees[i]->source;
 		source_identity(s, hex);
 		strlist_take(in, xasprintf("source:%s %s", s->name, hex));
-		struct strlist ignored = {0};
-		if (collect_patches(p, s, &ignored, in) < 0) {
-			strlist_release(&ignored);
-			return -1;
-		}
-		strlist_release(&ignored);
+		for (size_t j = 0; j < n->trees[i]->inputs.n; j++)
+			strlist_add(in, n->trees[i]->inputs.v[j]);
 	}
 	strlist_take(in, xasprintf("compiler %s", p->compiler));
 	for (size_t i = 0; i < n->stage->depends.n; i++)
@@ -451,7 +448,6 @@ static int stage_key(struct plan *p, struct node *n)
 	for (size_t i = 0; i < in->n; i++)
 		digest_update_string(&d, in->v[i]);
 	digest_final(&d, n->key);
-	return 0;
 }
 
 char *plan_stage_result(const struct plan *p, const struct node *n)
@@ -537,8 +533,7 @@ int plan_create(struct plan *p, const struct dirs *dirs, int jobs, struct target
 		struct node *n = p->nodes[i];
 		if (n->kind != NODE_STAGE)
 			continue;
-		if (stage_key(p, n) < 0)
-			return -1;
+		stage_key(p, n);
 		stage_vars(p, n);
 		for (size_t s = 0; s < n->stage->n_steps; s++) {
 			char *check = plan_expand(n, n->stage->steps[s].command, &n->stage->steps[s].where);

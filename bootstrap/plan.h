@@ -46,6 +46,7 @@ struct node {
 	struct node **users;        /* nodes that wait for this one */
 	size_t n_users;
 	size_t blocked;             /* unfinished deps */
+	struct strlist inputs;      /* "name hash" lines, see above; a tree's are its patch lines */
 
 	/* NODE_TREE */
 	struct source *source;
@@ -58,7 +59,6 @@ struct node {
 	struct stage *stage;
 	struct node **trees;        /* parallel to stage->sources */
 	struct node **stage_deps;   /* parallel to stage->depends */
-	struct strlist inputs;      /* "name hash" lines, see above */
 	char *why;                  /* plan: what changed since the last build, or NULL */
 	struct strlist vars;        /* name, value pairs for ${...} */
 
