@@ -1,6 +1,7 @@
 /* main: the crossroot command line. Parses options, takes the work directory lock, loads the
  * recipes and runs one command; the only place that decides the exit code. */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -9,13 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "build.h"
+#include "cache.h"
 #include "plan.h"
-#include "prune.h"
 #include "recipes.h"
 #include "testrun.h"
+#include "toolchain.h"
 #include "util.h"
 
 static const char usage[] =
@@ -43,7 +46,10 @@ static const char usage[] =
 	"      --mirror URL   ask this mirror (URL or directory) before the origins; repeatable;\n"
 	"                     also read, one per line, from $CROSSROOT_MIRRORS or\n"
 	"                     ~/.config/crossroot/mirrors\n"
-	"      --wait         wait for another crossroot using the work directory\n"
+	"      --wait         wait for another crossroot using the work directory or cache\n"
+	"      --static-only  static runtimes only (as a target's 'static: true'): no shared\n"
+	"                     library is built, and the compilers link statically\n"
+	"      --verify       hash every cached stage result in full before using it\n"
 	"  -k, --keep-going   after a failure, go on with stages that do not depend on it\n"
 	"      --keep N       prune: older results kept per target and stage (default 1)\n"
 	"  -v, --verbose      show every command\n"
@@ -105,6 +111,19 @@ static int lock_work(const char *work, bool wait)
 		warn("cannot record our pid in '%s':", path);
 	free(path);
 	return fd;   /* held until exit */
+}
+
+/* Paths reach build steps through the shell: refuse what it would split or interpret (as
+ * Buildroot refuses a build directory with spaces). */
+static bool shell_safe_path(const char *what, const char *path)
+{
+	for (const char *c = path; *c; c++)
+		if (!isalnum((unsigned char)*c) && !strchr("/._+-,=:@%", *c)) {
+			error("%s '%s' holds '%c', which build steps cannot take safely; use a path of "
+			      "letters, digits and /._+-,=:@%%", what, path, *c);
+			return false;
+		}
+	return true;
 }
 
 static char *absolute(const char *path)
@@ -180,14 +199,18 @@ int main(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},     {"version", no_argument, NULL, 'V'},
 		{"mirror", required_argument, NULL, 'm'},
 		{"keep", required_argument, NULL, 'K'},
+		{"static-only", no_argument, NULL, 'S'}, {"verify", no_argument, NULL, 'Y'},
 		{NULL, 0, NULL, 0},
 	};
-	bool all = false, offline = false, wait = false, keep_going = false, verbose = false;
+	bool all = false, offline = false, wait = false, keep_going = false, verbose = false,
+	     static_only = false, verify = false;
 	struct strlist mirrors = {0};
 	int keep = 1;
 	long jobs = sysconf(_SC_NPROCESSORS_ONLN);
 	const char *root_arg = ".", *work_arg = NULL, *cache_arg = getenv("CROSSROOT_CACHE"),
 	           *out_arg = NULL;
+	if (cache_arg && !*cache_arg)
+		cache_arg = NULL;   /* empty is unset, not the current directory */
 	int c;
 	while ((c = getopt_long(argc, argv, "aj:C:kvhV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -210,7 +233,18 @@ int main(int argc, char **argv)
 		case 'k': keep_going = true; break;
 		case 'v': verbose = true; break;
 		case 'm': strlist_add(&mirrors, optarg); break;
-		case 'K': keep = atoi(optarg); if (keep < 0) keep = 0; break;
+		case 'K': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (end == optarg || *end || v < 0 || v > 1000000) {
+				error("--keep needs a number from 0 up, not '%s'", optarg);
+				return EXIT_CONFIG;
+			}
+			keep = (int)v;
+			break;
+		}
+		case 'S': static_only = true; break;
+		case 'Y': verify = true; break;
 		case 'h': fputs(usage, stdout); return EXIT_OK;
 		case 'V': printf("crossroot %s\n", CROSSROOT_VERSION); return EXIT_OK;
 		default: fputs(usage, stderr); return EXIT_CONFIG;
@@ -240,9 +274,15 @@ int main(int argc, char **argv)
 	char *downloads = path_join(cache, "downloads");
 	char *stage_cache = path_join(cache, "stages");
 	char *apt_dir = path_join(cache, "apt");
-	const char *llvm_bin = getenv("CROSSROOT_LLVM_BIN") ? getenv("CROSSROOT_LLVM_BIN")
-	                                                     : "/usr/lib/llvm-19/bin";
-	struct dirs dirs = {root, work, downloads, stage_cache, out, llvm_bin};
+	const char *llvm_bin = getenv("CROSSROOT_LLVM_BIN") && *getenv("CROSSROOT_LLVM_BIN")
+	                           ? getenv("CROSSROOT_LLVM_BIN") : "/usr/lib/llvm-19/bin";
+	struct dirs dirs = {root, work, downloads, stage_cache, out};
+	const char *checked[][2] = {{"project directory", root}, {"--work", work},
+	                            {"--cache", cache}, {"--out", out},
+	                            {"CROSSROOT_LLVM_BIN", llvm_bin}};
+	for (size_t i = 0; i < sizeof(checked) / sizeof(checked[0]); i++)
+		if (!shell_safe_path(checked[i][0], checked[i][1]))
+			return EXIT_CONFIG;
 
 	struct recipes recipes;
 	recipes_init(&recipes, root);
@@ -265,7 +305,11 @@ int main(int argc, char **argv)
 		targets[i] = recipes_target(&recipes, names.v[i]);
 		if (!targets[i])
 			return EXIT_CONFIG;
+		if (static_only)
+			targets[i]->static_only = true;
 	}
+	/* Build steps create files: the same modes whatever the caller's umask. */
+	umask(022);
 
 	struct sigaction sa = {0};
 	sa.sa_handler = on_signal;
@@ -292,8 +336,27 @@ int main(int argc, char **argv)
 	}
 	if (read_mirror_file(&mirrors) < 0)
 		return EXIT_CONFIG;
+	struct host_llvm host;
+	char *hash_cache = path_join(work, "state/file-hashes");
+	char *state = path_join(work, "state");
+	int probed = mkdir_p(state, 0755) == 0 ? toolchain_host_probe(&host, llvm_bin, hash_cache) : -1;
+	free(hash_cache);
+	free(state);
+	if (probed < 0)
+		return EXIT_CONFIG;
+	/* Builds hold the stage cache shared, so a prune cannot remove what they use. */
+	int cache_lock_fd = -1;
+	if (strcmp(command, "build") == 0) {
+		cache_lock_fd = cache_lock(stage_cache, false, wait);
+		if (cache_lock_fd == -2) {
+			error("the stage cache '%s' is being pruned; retry, or run with --wait", stage_cache);
+			return EXIT_LOCKED;
+		}
+		if (cache_lock_fd < 0)
+			return EXIT_FAILED;
+	}
 	struct plan plan;
-	if (plan_create(&plan, &dirs, (int)jobs, targets, names.n, &recipes) < 0)
+	if (plan_create(&plan, &dirs, &host, (int)jobs, verify, targets, names.n, &recipes) < 0)
 		return EXIT_CONFIG;
 	struct build_options bo = {
 		.fetch = {.cache_dir = downloads, .apt_dir = apt_dir, .parallel = 4, .retries = 3,
@@ -313,8 +376,20 @@ int main(int argc, char **argv)
 		bo.fetch.ca_bundle = ca_bundle;
 	if (strcmp(command, "plan") == 0)
 		plan_print(&plan);
-	else if (strcmp(command, "prune") == 0)
-		rc = prune_caches(&plan, &recipes, keep) == 0 ? EXIT_OK : EXIT_FAILED;
+	else if (strcmp(command, "prune") == 0) {
+		/* what the current recipes need: every known key, every source's pins */
+		struct strlist keys = {0}, pins = {0};
+		for (size_t i = 0; i < plan.n_nodes; i++)
+			if (plan.nodes[i]->kind == NODE_STAGE && plan.nodes[i]->key[0])
+				strlist_add(&keys, plan.nodes[i]->key);
+		for (size_t i = 0; i < recipes.n_sources; i++)
+			for (size_t j = 0; j < recipes.sources[i]->n_origins; j++)
+				strlist_add(&pins, recipes.sources[i]->origins[j].sha256);
+		int pruned = cache_prune(stage_cache, downloads, &keys, &pins, keep, wait);
+		rc = pruned == 0 ? EXIT_OK : pruned == -2 ? EXIT_LOCKED : EXIT_FAILED;
+		strlist_release(&keys);
+		strlist_release(&pins);
+	}
 	else if (strcmp(command, "fetch") == 0) {
 		/* fetch everything the targets could need, cached stages or not */
 		for (size_t i = 0; i < plan.n_nodes; i++)
@@ -325,6 +400,9 @@ int main(int argc, char **argv)
 		rc = build_run(&plan, &bo);
 	}
 	plan_release(&plan);
+	toolchain_host_release(&host);
+	if (cache_lock_fd >= 0)
+		close(cache_lock_fd);
 	free(targets);
 	strlist_release(&names);
 	recipes_release(&recipes);

@@ -2,156 +2,12 @@
 #define _GNU_SOURCE
 #include "plan.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "cache.h"
 #include "util.h"
-
-/* ---- file hashes, cached by (device, inode, size, mtime) so a no-op run hashes nothing ---- */
-
-/* Format of work/state/file-hashes, one file per line:
- *   crossroot-file-hashes 1            (header)
- *   <dev> <ino> <size> <mtime_ns> <sha256> <path>  */
-static struct strlist hash_lines;
-static bool hash_lines_loaded, hash_lines_dirty;
-
-static void load_hash_cache(const char *path)
-{
-	hash_lines_loaded = true;
-	if (!path_exists(path))
-		return;
-	char *text = read_file(path, NULL);
-	if (!text || strncmp(text, "crossroot-file-hashes 1\n", 24) != 0) {
-		free(text);
-		return;
-	}
-	for (char *line = strtok(text + 24, "\n"); line; line = strtok(NULL, "\n"))
-		strlist_add(&hash_lines, line);
-	free(text);
-}
-
-static int hash_file_cached(const char *cache_path, const char *path, char *hex)
-{
-	struct stat st;
-	if (stat(path, &st) < 0) {
-		error("cannot read '%s':", path);
-		return -1;
-	}
-	if (!hash_lines_loaded)
-		load_hash_cache(cache_path);
-	char *prefix = xasprintf("%lu %lu %lld %lld ", (unsigned long)st.st_dev,
-	                         (unsigned long)st.st_ino, (long long)st.st_size,
-	                         (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec);
-	size_t plen = strlen(prefix);
-	for (size_t i = 0; i < hash_lines.n; i++) {
-		const char *l = hash_lines.v[i];
-		if (strncmp(l, prefix, plen) == 0 && strlen(l) > plen + DIGEST_HEX_LEN + 1 &&
-		    strcmp(l + plen + DIGEST_HEX_LEN + 1, path) == 0) {
-			memcpy(hex, l + plen, DIGEST_HEX_LEN);
-			hex[DIGEST_HEX_LEN] = '\0';
-			free(prefix);
-			return 0;
-		}
-	}
-	if (digest_file(path, hex) < 0) {
-		free(prefix);
-		return -1;
-	}
-	strlist_take(&hash_lines, xasprintf("%s%s %s", prefix, hex, path));
-	hash_lines_dirty = true;
-	free(prefix);
-	return 0;
-}
-
-static void save_hash_cache(const char *path)
-{
-	if (!hash_lines_dirty)
-		return;
-	struct buf b = {0};
-	buf_puts(&b, "crossroot-file-hashes 1\n");
-	for (size_t i = 0; i < hash_lines.n; i++)
-		buf_printf(&b, "%s\n", hash_lines.v[i]);
-	write_file_atomic(path, b.s, b.len, 0644);
-	buf_release(&b);
-	hash_lines_dirty = false;
-}
-
-/* ---- compiler identity ---- */
-
-static int compiler_identity(struct plan *p, const char *cache_path)
-{
-	const char *tools[] = {"clang", "ld.lld", "llvm-ar"};
-	struct digest d;
-	digest_init(&d);
-	char *libdir = NULL;
-	for (size_t i = 0; i < 3; i++) {
-		char *tool = path_join(p->dirs.llvm_bin, tools[i]);
-		char *real = realpath(tool, NULL);
-		if (!real) {
-			error("host tool '%s' not found (is clang-19/lld-19/llvm-19 installed? set "
-			      "CROSSROOT_LLVM_BIN to another LLVM bin directory):", tool);
-			free(tool);
-			digest_release(&d);
-			return -1;
-		}
-		char hex[DIGEST_HEX_LEN + 1];
-		if (hash_file_cached(cache_path, real, hex) < 0) {
-			free(tool);
-			free(real);
-			digest_release(&d);
-			return -1;
-		}
-		digest_update_string(&d, hex);
-		if (!libdir) {
-			char *slash = strrchr(real, '/');
-			*slash = '\0';
-			libdir = xasprintf("%s/../lib", real);
-		}
-		free(tool);
-		free(real);
-	}
-	/* The driver is small; the compiler lives in these libraries. */
-	struct strlist names = {0};
-	list_dir(libdir, &names);
-	for (size_t i = 0; i < names.n; i++) {
-		if (strncmp(names.v[i], "libLLVM", 7) && strncmp(names.v[i], "libclang-cpp", 12))
-			continue;
-		if (!strstr(names.v[i], ".so"))
-			continue;
-		char *path = path_join(libdir, names.v[i]);
-		char *real = realpath(path, NULL);
-		char hex[DIGEST_HEX_LEN + 1];
-		if (real && hash_file_cached(cache_path, real, hex) == 0)
-			digest_update_string(&d, hex);
-		free(real);
-		free(path);
-	}
-	strlist_release(&names);
-	/* clang's resource directory is named by its major version */
-	char *clang_lib = xasprintf("%s/clang", libdir);
-	names = (struct strlist){0};
-	list_dir(clang_lib, &names);
-	if (names.n == 0) {
-		error("no clang resource directory under '%s'", clang_lib);
-		free(clang_lib);
-		free(libdir);
-		digest_release(&d);
-		return -1;
-	}
-	p->clang_version = xstrdup(names.v[names.n - 1]);
-	digest_update_string(&d, p->clang_version);
-	strlist_release(&names);
-	free(clang_lib);
-	free(libdir);
-	digest_final(&d, p->compiler);
-	return 0;
-}
 
 /* ---- graph ---- */
 
@@ -159,7 +15,7 @@ static struct node *node_new(struct plan *p, enum node_kind kind)
 {
 	struct node *n = xcalloc(1, sizeof(*n));
 	n->kind = kind;
-	n->log_fd = -1;
+	n->index = p->n_nodes;
 	p->nodes = xrealloc(p->nodes, (p->n_nodes + 1) * sizeof(*p->nodes));
 	p->nodes[p->n_nodes++] = n;
 	return n;
@@ -178,7 +34,9 @@ static void add_dep(struct node *user, struct node *dep)
 
 static void hash_strlist(struct digest *d, const char *label, const struct strlist *l)
 {
-	digest_update_string(d, label);
+	char count[48];
+	snprintf(count, sizeof(count), "%s %zu", label, l->n);
+	digest_update_string(d, count);
 	for (size_t i = 0; i < l->n; i++)
 		digest_update_string(d, l->v[i]);
 }
@@ -226,6 +84,7 @@ static struct node *tree_node(struct plan *p, struct source *s)
 	struct strlist patches = {0}, inputs = {0};
 	if (collect_patches(p, s, &patches, &inputs) < 0) {
 		strlist_release(&patches);
+		strlist_release(&inputs);
 		return NULL;
 	}
 	char id[DIGEST_HEX_LEN + 1], key[DIGEST_HEX_LEN + 1];
@@ -252,75 +111,14 @@ static struct node *tree_node(struct plan *p, struct source *s)
 	return n;
 }
 
-static void set_var(struct node *n, const char *name, const char *value)
+static const char *var_value(const struct node *n, const char *name)
 {
-	strlist_add(&n->vars, name);
-	strlist_add(&n->vars, value);
-}
-
-static void stage_vars(const struct plan *p, struct node *n)
-{
-	const struct target *t = n->target;
-	char *base = xasprintf("%s/build/%s/%s", p->dirs.work, t->name, n->stage->name);
-	char *sysroot = xasprintf("%s/sysroot", base);
-	char *resource = xasprintf("%s/usr/lib/clang/%s", sysroot, p->clang_version);
-	char *clang = path_join(p->dirs.llvm_bin, "clang");
-	struct buf tflags = {0}, cflags = {0};
-	for (size_t i = 0; i < t->cflags.n; i++)
-		buf_printf(&tflags, "%s%s", i ? " " : "", t->cflags.v[i]);
-	/* Builds must not leak the work directory's path into their output. */
-	buf_printf(&cflags, "%s%s-ffile-prefix-map=%s=/crossroot", tflags.s ? tflags.s : "",
-	           tflags.len ? " " : "", p->dirs.work);
-	char jobs[16];
-	snprintf(jobs, sizeof(jobs), "%d", p->jobs);
-
-	set_var(n, "target", t->name);
-	set_var(n, "triple", t->triple);
-	set_var(n, "target_cflags", tflags.s ? tflags.s : "");
-	set_var(n, "cflags", cflags.s);
-	set_var(n, "jobs", jobs);
-	set_var(n, "prefix", "/usr");
-	set_var(n, "llvm_bin", p->dirs.llvm_bin);
-	set_var(n, "clang", clang);
-	char *v = path_join(p->dirs.llvm_bin, "clang++");
-	set_var(n, "clangxx", v);
-	free(v);
-	v = xasprintf("%s/../lib/clang/%s", p->dirs.llvm_bin, p->clang_version);
-	char *real = realpath(v, NULL);
-	set_var(n, "clang_resource_dir", real ? real : v);
-	free(real);
-	free(v);
-	set_var(n, "clang_version", p->clang_version);
-	set_var(n, "sysroot", sysroot);
-	set_var(n, "resource_dir", resource);
-	v = xasprintf("%s/dest", base);
-	set_var(n, "destdir", v);
-	free(v);
-	v = xasprintf("%s/build", base);
-	set_var(n, "build", v);
-	free(v);
-	set_var(n, "src", n->trees && n->stage->sources.n ? n->trees[0]->tree_dir : "");
-	v = xasprintf("%s --target=%s --sysroot=%s -resource-dir=%s -fuse-ld=lld "
-	              "--rtlib=compiler-rt --unwindlib=none %s", clang, t->triple, sysroot, resource,
-	              cflags.s);
-	set_var(n, "cc", v);
-	free(v);
-	const char *tools[][2] = {{"ar", "llvm-ar"}, {"ranlib", "llvm-ranlib"}, {"nm", "llvm-nm"},
-	                          {"objcopy", "llvm-objcopy"}, {"strip", "llvm-strip"},
-	                          {"readelf", "llvm-readelf"}, {"ld", "ld.lld"}};
-	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++) {
-		v = path_join(p->dirs.llvm_bin, tools[i][1]);
-		set_var(n, tools[i][0], v);
-		free(v);
-	}
-	for (size_t i = 0; i + 1 < t->vars.n; i += 2)
-		set_var(n, t->vars.v[i], t->vars.v[i + 1]);
-	free(base);
-	free(sysroot);
-	free(resource);
-	free(clang);
-	buf_release(&tflags);
-	buf_release(&cflags);
+	const char *value = NULL;
+	/* later definitions win */
+	for (size_t i = 0; i + 1 < n->vars.n; i += 2)
+		if (strcmp(n->vars.v[i], name) == 0)
+			value = n->vars.v[i + 1];
+	return value;
 }
 
 char *plan_expand(const struct node *n, const char *text, const struct location *where)
@@ -340,11 +138,7 @@ char *plan_expand(const struct node *n, const char *text, const struct location 
 			return NULL;
 		}
 		char *name = xstrndup(open + 2, (size_t)(close - open - 2));
-		const char *value = NULL;
-		/* later definitions win: target vars may refine engine defaults */
-		for (size_t i = 0; i + 1 < n->vars.n; i += 2)
-			if (strcmp(n->vars.v[i], name) == 0)
-				value = n->vars.v[i + 1];
+		const char *value = name[0] && name[0] != '.' ? var_value(n, name) : NULL;
 		if (!value) {
 			location_error(where, "unknown variable '${%s}' (target '%s' defines no such var "
 			               "and crossroot provides none)", name, n->target->name);
@@ -359,16 +153,53 @@ char *plan_expand(const struct node *n, const char *text, const struct location 
 	return buf_detach(&out);
 }
 
-/* Depth-first: dependencies first, so p->nodes ends in a valid build order; `path` holds
- * the stages being visited to name a cycle. */
-static struct node *stage_node(struct plan *p, struct recipes *r, struct target *t,
-                               struct stage *s, struct strlist *path)
+static struct node *find_stage(const struct plan *p, const struct target *t, const struct stage *s)
 {
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		struct node *n = p->nodes[i];
 		if (n->kind == NODE_STAGE && n->target == t && n->stage == s)
 			return n;
 	}
+	return NULL;
+}
+
+static struct node *stage_node(struct plan *p, struct recipes *r, struct target *t,
+                               struct stage *s, struct strlist *path);
+
+/* The dependencies of a stage: its `depends`, then, for a stage built with the target's
+ * compilers, the target's toolchain stages. */
+static int stage_dependencies(struct plan *p, struct recipes *r, struct target *t,
+                              struct stage *s, struct strlist *path, struct node ***out,
+                              size_t *n_out)
+{
+	struct strlist names = {0};
+	for (size_t i = 0; i < s->depends.n; i++)
+		strlist_add(&names, s->depends.v[i]);
+	if (s->installs == INSTALLS_SYSROOT)
+		for (size_t i = 0; i < t->toolchain.n; i++)
+			if (!strlist_has(&names, t->toolchain.v[i]))
+				strlist_add(&names, t->toolchain.v[i]);
+	*out = xcalloc(names.n + 1, sizeof(**out));
+	*n_out = names.n;
+	int rc = 0;
+	for (size_t i = 0; i < names.n && rc == 0; i++) {
+		struct stage *dep = recipes_stage(r, names.v[i], NULL);
+		(*out)[i] = dep ? stage_node(p, r, t, dep, path) : NULL;
+		if (!(*out)[i])
+			rc = -1;
+	}
+	strlist_release(&names);
+	return rc;
+}
+
+/* Depth-first: dependencies first, so p->nodes ends in a valid build order; `path` holds
+ * the stages being visited to name a cycle. */
+static struct node *stage_node(struct plan *p, struct recipes *r, struct target *t,
+                               struct stage *s, struct strlist *path)
+{
+	struct node *found = find_stage(p, t, s);
+	if (found)
+		return found;
 	if (strlist_has(path, s->name)) {
 		struct buf cycle = {0};
 		for (size_t i = 0; i < path->n; i++)
@@ -378,17 +209,14 @@ static struct node *stage_node(struct plan *p, struct recipes *r, struct target 
 		return NULL;
 	}
 	strlist_add(path, s->name);
-	struct node **deps = xcalloc(s->depends.n, sizeof(*deps));
-	for (size_t i = 0; i < s->depends.n; i++) {
-		struct stage *dep = recipes_stage(r, s->depends.v[i], NULL);
-		deps[i] = dep ? stage_node(p, r, t, dep, path) : NULL;
-		if (!deps[i]) {
-			free(deps);
-			return NULL;
-		}
+	struct node **deps = NULL;
+	size_t n_deps = 0;
+	if (stage_dependencies(p, r, t, s, path, &deps, &n_deps) < 0) {
+		free(deps);
+		return NULL;
 	}
 	free(path->v[--path->n]);
-	struct node **trees = xcalloc(s->sources.n, sizeof(*trees));
+	struct node **trees = xcalloc(s->sources.n + 1, sizeof(*trees));
 	for (size_t i = 0; i < s->sources.n; i++) {
 		trees[i] = tree_node(p, recipes_source(r, s->sources.v[i], NULL));
 		if (!trees[i]) {
@@ -401,11 +229,13 @@ static struct node *stage_node(struct plan *p, struct recipes *r, struct target 
 	n->target = t;
 	n->stage = s;
 	n->stage_deps = deps;
+	n->n_stage_deps = n_deps;
 	n->trees = trees;
 	n->label = xasprintf("%s (%s)", s->name, t->name);
+	n->base = xasprintf("%s/build/%s/%s", p->dirs.work, t->name, s->name);
 	for (size_t i = 0; i < s->sources.n; i++)
 		add_dep(n, trees[i]);
-	for (size_t i = 0; i < s->depends.n; i++)
+	for (size_t i = 0; i < n_deps; i++)
 		add_dep(n, deps[i]);
 	return n;
 }
@@ -417,20 +247,21 @@ static void target_hash(const struct target *t, char *hex)
 	digest_update_string(&d, t->triple);
 	hash_strlist(&d, "cflags", &t->cflags);
 	hash_strlist(&d, "vars", &t->vars);
+	digest_update_string(&d, t->linux_arch ? t->linux_arch : "");
+	digest_update_string(&d, t->cpu_family);
+	digest_update_string(&d, t->cpu);
+	digest_update_string(&d, t->endian);
+	digest_update_string(&d, t->static_only ? "static" : "shared");
 	digest_final(&d, hex);
 }
 
-/* Inputs and key of a stage node; its dependencies have theirs already. */
-static void stage_key(struct plan *p, struct node *n)
+/* The key lines a stage has on its own (its dependencies' lines come later). */
+static void own_inputs(const struct plan *p, struct node *n)
 {
 	char hex[DIGEST_HEX_LEN + 1];
 	struct strlist *in = &n->inputs;
 	strlist_add(in, "engine " CROSSROOT_ENGINE_VERSION);
-	struct digest d;
-	digest_init(&d);
-	digest_update_string(&d, n->stage->text);
-	digest_final(&d, hex);
-	strlist_take(in, xasprintf("recipe %s", hex));
+	strlist_take(in, xasprintf("recipe %s", n->stage->recipe_hash));
 	target_hash(n->target, hex);
 	strlist_take(in, xasprintf("target %s", hex));
 	for (size_t i = 0; i < n->stage->sources.n; i++) {
@@ -440,19 +271,37 @@ static void stage_key(struct plan *p, struct node *n)
 		for (size_t j = 0; j < n->trees[i]->inputs.n; j++)
 			strlist_add(in, n->trees[i]->inputs.v[j]);
 	}
-	strlist_take(in, xasprintf("compiler %s", p->compiler));
-	for (size_t i = 0; i < n->stage->depends.n; i++)
-		strlist_take(in, xasprintf("dep:%s %s", n->stage_deps[i]->stage->name,
-		                           n->stage_deps[i]->key));
-	digest_init(&d);
-	for (size_t i = 0; i < in->n; i++)
-		digest_update_string(&d, in->v[i]);
-	digest_final(&d, n->key);
+	if (n->stage->installs == INSTALLS_TOOLS || n->target->toolchain.n == 0)
+		strlist_take(in, xasprintf("compiler %s", p->host->identity));
 }
 
-char *plan_stage_result(const struct plan *p, const struct node *n)
+/* The tools a sysroot stage's compilers come from: its target's toolchain stages. */
+static void stage_provided(struct node *n)
 {
-	return path_join(p->dirs.stage_cache, n->key);
+	for (size_t i = 0; i < n->n_stage_deps && n->stage->installs == INSTALLS_SYSROOT; i++) {
+		const struct stage *s = n->stage_deps[i]->stage;
+		if (strlist_has(&n->target->toolchain, s->name))
+			for (size_t j = 0; j < s->provides.n; j++)
+				strlist_add(&n->provided, s->provides.v[j]);
+	}
+}
+
+static void stage_vars(const struct plan *p, struct node *n)
+{
+	char *sysroot = xasprintf("%s/sysroot", n->base);
+	char *tools = xasprintf("%s/tools", n->base);
+	char *build = xasprintf("%s/build", n->base);
+	char *destdir = xasprintf("%s/dest", n->base);
+	char *cmake = xasprintf("%s/toolchain.cmake", n->base);
+	struct stage_paths paths = {p->dirs.work, sysroot, tools, build, destdir, cmake};
+	toolchain_stage_vars(p->host, n->target, &n->provided, &paths, p->jobs, &n->vars);
+	strlist_add(&n->vars, "src");
+	strlist_add(&n->vars, n->stage->sources.n ? n->trees[0]->tree_dir : "");
+	free(sysroot);
+	free(tools);
+	free(build);
+	free(destdir);
+	free(cmake);
 }
 
 static char *last_inputs_path(const struct plan *p, const struct node *n)
@@ -500,40 +349,91 @@ static char *explain(const struct plan *p, const struct node *n)
 	return buf_detach(&why);
 }
 
-int plan_create(struct plan *p, const struct dirs *dirs, int jobs, struct target *const targets[],
-                size_t n_targets, struct recipes *r)
+int plan_resolve(struct plan *p, struct node *n)
+{
+	struct strlist *in = &n->inputs;
+	for (size_t i = 0; i < n->n_stage_deps; i++)
+		strlist_take(in, xasprintf("dep:%s %s", n->stage_deps[i]->stage->name,
+		                           n->stage_deps[i]->output));
+	struct digest d;
+	digest_init(&d);
+	for (size_t i = 0; i < in->n; i++)
+		digest_update_string(&d, in->v[i]);
+	digest_final(&d, n->key);
+	free(n->why);
+	n->why = NULL;
+	int found = cache_lookup(p->dirs.stage_cache, n->key, p->verify, n->output);
+	if (found < 0)
+		return -1;
+	if (found) {
+		n->state = NODE_CACHED;
+		return 0;
+	}
+	n->state = NODE_WAITING;
+	n->why = explain(p, n);
+	return 0;
+}
+
+int plan_remember(const struct plan *p, const struct node *n)
+{
+	char *dir = xasprintf("%s/state/%s", p->dirs.work, n->target->name);
+	char *path = last_inputs_path(p, n);
+	struct buf b = {0};
+	for (size_t i = 0; i < n->inputs.n; i++)
+		buf_printf(&b, "%s\n", n->inputs.v[i]);
+	int rc = mkdir_p(dir, 0755) == 0 ? write_file_atomic(path, b.s, b.len, 0644) : -1;
+	buf_release(&b);
+	free(dir);
+	free(path);
+	return rc;
+}
+
+/* A stage whose dependencies are not all known: what it waits for, for `plan`. */
+static char *pending_reason(const struct node *n)
+{
+	struct buf why = {0};
+	for (size_t i = 0; i < n->n_stage_deps; i++) {
+		const struct node *d = n->stage_deps[i];
+		if (d->state == NODE_WAITING || d->state == NODE_PENDING)
+			buf_printf(&why, "%s%s, which %s", why.len ? "; " : "may rebuild: depends on ",
+			           d->stage->name, d->state == NODE_WAITING ? "is to build" : "may rebuild");
+	}
+	return buf_detach(&why);
+}
+
+int plan_create(struct plan *p, const struct dirs *dirs, const struct host_llvm *host, int jobs,
+                bool verify, struct target *const targets[], size_t n_targets,
+                struct recipes *r)
 {
 	memset(p, 0, sizeof(*p));
 	p->dirs = *dirs;
+	p->host = host;
 	p->jobs = jobs;
-	p->targets = xcalloc(n_targets, sizeof(*p->targets));
+	p->verify = verify;
+	p->targets = xcalloc(n_targets + 1, sizeof(*p->targets));
 	memcpy(p->targets, targets, n_targets * sizeof(*targets));
 	p->n_targets = n_targets;
-	char *state = xasprintf("%s/state", dirs->work);
-	char *hash_cache = xasprintf("%s/file-hashes", state);
-	int rc = mkdir_p(state, 0755);
-	if (rc == 0)
-		rc = compiler_identity(p, hash_cache);
+	int rc = 0;
 	for (size_t i = 0; i < n_targets && rc == 0; i++) {
 		struct strlist path = {0};
-		for (size_t j = 0; j < targets[i]->stages.n && rc == 0; j++) {
-			struct stage *s = recipes_stage(r, targets[i]->stages.v[j], NULL);
-			if (!s || !stage_node(p, r, targets[i], s, &path))
+		struct target *t = targets[i];
+		for (size_t j = 0; j < t->toolchain.n + t->stages.n && rc == 0; j++) {
+			const char *name = j < t->toolchain.n ? t->toolchain.v[j]
+			                                      : t->stages.v[j - t->toolchain.n];
+			struct stage *s = recipes_stage(r, name, NULL);
+			if (!s || !stage_node(p, r, t, s, &path))
 				rc = -1;
 		}
 		strlist_release(&path);
 	}
-	save_hash_cache(hash_cache);
-	free(hash_cache);
-	free(state);
 	if (rc < 0)
 		return -1;
-	/* Keys in dependency order, then the state of each node. */
+	/* Variables, then keys in dependency order as far as outputs are known. */
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		struct node *n = p->nodes[i];
 		if (n->kind != NODE_STAGE)
 			continue;
-		stage_key(p, n);
+		stage_provided(n);
 		stage_vars(p, n);
 		for (size_t s = 0; s < n->stage->n_steps; s++) {
 			char *check = plan_expand(n, n->stage->steps[s].command, &n->stage->steps[s].where);
@@ -541,16 +441,19 @@ int plan_create(struct plan *p, const struct dirs *dirs, int jobs, struct target
 				return -1;
 			free(check);
 		}
-		char *result = plan_stage_result(p, n);
-		if (is_dir(result)) {
-			n->state = NODE_CACHED;
-			utimensat(AT_FDCWD, result, NULL, 0);   /* recently used: `prune` keeps it */
+		own_inputs(p, n);
+		bool known = true;
+		for (size_t d = 0; d < n->n_stage_deps; d++)
+			if (n->stage_deps[d]->state != NODE_CACHED)
+				known = false;
+		if (!known) {
+			n->state = NODE_PENDING;
+			n->why = pending_reason(n);
+		} else if (plan_resolve(p, n) < 0) {
+			return -1;
 		}
-		else
-			n->why = explain(p, n);
-		free(result);
 	}
-	/* A tree is needed only by stages that will be built, and only if not extracted yet. */
+	/* A tree is needed only by stages that may be built, and only if not extracted yet. */
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		struct node *n = p->nodes[i];
 		if (n->kind != NODE_TREE)
@@ -577,24 +480,47 @@ void plan_release(struct plan *p)
 		free(n->trees);
 		free(n->stage_deps);
 		strlist_release(&n->inputs);
+		strlist_release(&n->provided);
 		free(n->why);
 		strlist_release(&n->vars);
-		free(n->log_path);
+		free(n->base);
 		free(n);
 	}
 	free(p->nodes);
 	free(p->targets);
-	free(p->clang_version);
 	memset(p, 0, sizeof(*p));
 }
 
 size_t plan_target_stages(const struct plan *p, const struct target *t, struct node ***out)
 {
 	size_t count = 0;
-	*out = xcalloc(p->n_nodes, sizeof(**out));
+	*out = xcalloc(p->n_nodes + 1, sizeof(**out));
 	for (size_t i = 0; i < p->n_nodes; i++)
 		if (p->nodes[i]->kind == NODE_STAGE && p->nodes[i]->target == t)
 			(*out)[count++] = p->nodes[i];
+	return count;
+}
+
+static void add_toolchain(struct node *n, struct node **out, size_t *count)
+{
+	for (size_t i = 0; i < *count; i++)
+		if (out[i] == n)
+			return;
+	for (size_t i = 0; i < n->n_stage_deps; i++)
+		if (n->stage_deps[i]->stage->installs == INSTALLS_TOOLS)
+			add_toolchain(n->stage_deps[i], out, count);
+	out[(*count)++] = n;
+}
+
+size_t plan_toolchain_stages(const struct plan *p, const struct target *t, struct node ***out)
+{
+	size_t count = 0;
+	*out = xcalloc(p->n_nodes + 1, sizeof(**out));
+	for (size_t i = 0; i < p->n_nodes; i++) {
+		struct node *n = p->nodes[i];
+		if (n->kind == NODE_STAGE && n->target == t && strlist_has(&t->toolchain, n->stage->name))
+			add_toolchain(n, *out, &count);
+	}
 	return count;
 }
 
@@ -608,6 +534,8 @@ void plan_print(const struct plan *p)
 			const struct node *s = stages[i];
 			if (s->state == NODE_CACHED)
 				info("  %-24s cached   %.12s", s->stage->name, s->key);
+			else if (s->state == NODE_PENDING)
+				info("  %-24s maybe    (%s)", s->stage->name, s->why);
 			else
 				info("  %-24s to build %.12s (%s)", s->stage->name, s->key, s->why);
 		}

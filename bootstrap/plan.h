@@ -1,18 +1,23 @@
 /* plan: the graph of work for one run. Nodes are source trees (a verified archive, extracted
  * in part and patched, shared by every stage and target that needs the same tree) and stage
- * instances (target x stage). Each node has a key, the sha256 of everything its result
- * depends on, so a result is reused exactly when nothing it was made from changed.
+ * instances (target x stage). A stage's key is the sha256 of everything its result depends
+ * on, so a result is reused exactly when nothing it was made from changed.
  *
- * Stage key inputs, one line each (also stored beside the result, so `plan` can say which
- * input changed since the last build):
+ * Stage key inputs, one line each (stored beside the result, so `plan` can say which input
+ * changed since the last build):
  *   engine <version>          bumped when the build environment crossroot gives changes
- *   recipe <sha256>           the stage's YAML text
- *   target <sha256>           triple, cflags and vars of the target
+ *   recipe <sha256>           the parsed stage recipe (comments and layout do not count)
+ *   target <sha256>           triple, cflags, vars, architecture facts, static-only
  *   source:<name> <sha256>    version, every origin's pin, extract/exclude/strip
  *   patch:<name>/<file> <sha256>
- *   compiler <sha256>         the host clang, lld and LLVM libraries (file contents)
- *   dep:<stage> <key>         the key of each stage it depends on (so transitively all)
- */
+ *   compiler <sha256>         the host LLVM, for stages built with it: tools stages, and
+ *                             every stage of a target without a toolchain of its own
+ *   dep:<stage> <output id>   for each stage it depends on (and the target's toolchain
+ *                             stages): the sha256 of the dependency's output manifest
+ * Dependencies count by what they installed, not by their keys: a dependency rebuilt with
+ * identical output leaves its users cached (early cutoff). So a key can be known only once
+ * every dependency's output is; until then the node is NODE_PENDING ("may rebuild"), and the
+ * build resolves it when its dependencies finish (plan_resolve). */
 #ifndef CROSSROOT_PLAN_H
 #define CROSSROOT_PLAN_H
 
@@ -21,32 +26,43 @@
 
 #include "digest.h"
 #include "recipes.h"
+#include "toolchain.h"
 
-#define CROSSROOT_ENGINE_VERSION "1"
+#define CROSSROOT_ENGINE_VERSION "2"
 
 struct dirs {
 	const char *root;           /* project: targets/ stages/ sources/ patches/ tests/ */
 	const char *work;           /* scratch: build/, src/, logs/, state/ (one run at a time) */
 	const char *downloads;      /* verified downloads, content addressed */
-	const char *stage_cache;    /* finished stage outputs, by key */
+	const char *stage_cache;    /* finished stage outputs, by key (cache.h) */
 	const char *out;            /* sysroots/ */
-	const char *llvm_bin;       /* host clang, lld and LLVM tools */
 };
 
 enum node_kind { NODE_TREE, NODE_STAGE };
-enum node_state { NODE_WAITING, NODE_RUNNING, NODE_DONE, NODE_CACHED, NODE_FAILED, NODE_SKIPPED };
+enum node_state {
+	NODE_WAITING,               /* to run */
+	NODE_PENDING,               /* stage whose dependencies will rebuild: key not known yet */
+	NODE_RUNNING,
+	NODE_DONE,
+	NODE_CACHED,                /* stage: its result is in the cache; tree: not needed */
+	NODE_FAILED,
+	NODE_SKIPPED,               /* tree: not needed by any stage that may run */
+};
 
 struct node {
+	size_t index;               /* in plan.nodes */
 	enum node_kind kind;
 	enum node_state state;
-	char key[DIGEST_HEX_LEN + 1];
+	char key[DIGEST_HEX_LEN + 1];       /* "" while pending */
+	char output[DIGEST_HEX_LEN + 1];    /* stage: output id, once cached or built */
 	char *label;                /* "musl (aarch64-linux-musl)" or "source llvm-project 19.1.7" */
 	struct node **deps;         /* must be finished before this node runs */
 	size_t n_deps;
 	struct node **users;        /* nodes that wait for this one */
 	size_t n_users;
-	size_t blocked;             /* unfinished deps */
-	struct strlist inputs;      /* "name hash" lines, see above; a tree's are its patch lines */
+	size_t blocked;             /* unfinished deps (the scheduler's count) */
+	struct strlist inputs;      /* key lines, see above; a tree's are its patch lines */
+	double seconds;             /* how long it ran */
 
 	/* NODE_TREE */
 	struct source *source;
@@ -58,45 +74,47 @@ struct node {
 	struct target *target;
 	struct stage *stage;
 	struct node **trees;        /* parallel to stage->sources */
-	struct node **stage_deps;   /* parallel to stage->depends */
-	char *why;                  /* plan: what changed since the last build, or NULL */
+	struct node **stage_deps;   /* stage->depends, then the target's toolchain stages */
+	size_t n_stage_deps;
+	struct strlist provided;    /* tools its compilers come from (toolchain.h); empty: host */
+	char *why;                  /* plan: why it must (or may) be built, or NULL */
 	struct strlist vars;        /* name, value pairs for ${...} */
-
-	/* while running */
-	pid_t pid;
-	size_t step;                /* next step to run */
-	int log_fd;
-	char *log_path;
-	bool holds_token;
-	double started, seconds;
-	double step_started;
+	char *base;                 /* work/build/<target>/<stage>: its private scratch */
 };
 
 struct plan {
 	struct dirs dirs;
+	const struct host_llvm *host;
 	int jobs;
+	bool verify;                /* hash every cached result in full before use */
 	struct node **nodes;        /* every node, dependencies before users */
 	size_t n_nodes;
 	struct target **targets;
 	size_t n_targets;
-	char compiler[DIGEST_HEX_LEN + 1];
-	char *clang_version;        /* resource dir name, e.g. "19" */
 };
 
-/* Build the graph for `targets`: the closure of their stages, the source trees, every key.
- * Returns -1 after reporting a problem (dependency cycle, unknown variable, missing host
- * compiler). Cheap: no process is spawned and big files are hashed once (stat cache). */
-int plan_create(struct plan *p, const struct dirs *dirs, int jobs, struct target *const targets[],
-                size_t n_targets, struct recipes *r);
+/* Build the graph for `targets`: the closure of their stages and toolchains, the source
+ * trees, every key that can be known, and each node's state (cached results are checked
+ * against their manifests, see cache.h). Returns -1 after reporting a problem (dependency
+ * cycle, unknown variable). Cheap: no process is spawned. */
+int plan_create(struct plan *p, const struct dirs *dirs, const struct host_llvm *host, int jobs,
+                bool verify, struct target *const targets[], size_t n_targets,
+                struct recipes *r);
 void plan_release(struct plan *p);
+
+/* A pending stage whose dependencies have all finished: compute its key and look it up.
+ * Leaves it NODE_CACHED or NODE_WAITING. Returns -1 on an I/O error. */
+int plan_resolve(struct plan *p, struct node *n);
+/* Remember a built stage's inputs in the work directory, for later explanations. */
+int plan_remember(const struct plan *p, const struct node *n);
 
 /* Stage nodes of `target` in dependency order. */
 size_t plan_target_stages(const struct plan *p, const struct target *t, struct node ***out);
-/* Directory holding a finished stage's files: <stage_cache>/<key>. */
-char *plan_stage_result(const struct plan *p, const struct node *n);
+/* The tools stages a target's compilers come from, and their tools dependencies. */
+size_t plan_toolchain_stages(const struct plan *p, const struct target *t, struct node ***out);
 /* Expand ${name} in `text` with the node's variables. Returns NULL after an error at `where`. */
 char *plan_expand(const struct node *n, const char *text, const struct location *where);
-/* Print the plan: each stage cached or to build, and why. */
+/* Print the plan: each stage cached, to build or may rebuild, and why. */
 void plan_print(const struct plan *p);
 
 #endif

@@ -63,6 +63,7 @@ static void stage_free(struct stage *s)
 	free(s->steps);
 	strlist_release(&s->sources);
 	strlist_release(&s->depends);
+	strlist_release(&s->provides);
 	free(s->name);
 	free(s->path);
 	free(s->description);
@@ -75,6 +76,11 @@ static void target_free(struct target *t)
 	strlist_release(&t->cflags);
 	strlist_release(&t->stages);
 	strlist_release(&t->vars);
+	strlist_release(&t->toolchain);
+	free(t->linux_arch);
+	free(t->cpu_family);
+	free(t->cpu);
+	free(t->endian);
 	free(t->name);
 	free(t->path);
 	free(t->description);
@@ -242,6 +248,70 @@ static void load_origin(struct yamlfile *f, yaml_node_t *node, struct origin *o,
 	o->signature = sigtext ? xstrdup(sigtext) : NULL;
 }
 
+/* Values reach build steps through the shell: only characters that mean nothing to it. */
+static bool safe_value(const char *s)
+{
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("-_=.,/+:@% ", *s))
+			return false;
+	return true;
+}
+
+#define TOOL_NAMES "cc, cxx, cpp, ar, ranlib, nm, objcopy, objdump, strip, readelf, ld"
+
+bool recipes_is_tool(const char *name)
+{
+	static const char *const tools[] = {"cc", "cxx", "cpp", "ar", "ranlib", "nm", "objcopy",
+	                                    "objdump", "strip", "readelf", "ld", NULL};
+	for (size_t i = 0; tools[i]; i++)
+		if (strcmp(name, tools[i]) == 0)
+			return true;
+	return false;
+}
+
+bool recipes_reserved_variable(const char *name)
+{
+	static const char *const engine[] = {
+		"target", "triple", "target_cflags", "cflags", "jobs", "prefix", "src", "build",
+		"destdir", "sysroot", "tools", "resource_dir", "cc", "cxx", "cpp", "clang", "clangxx",
+		"clang_resource_dir", "clang_version", "llvm_bin", "ar", "ranlib", "nm", "objcopy",
+		"objdump", "strip", "readelf", "ld", "host_cc", "host_cxx", "cmake_toolchain",
+		"cmake_shared", "configure_shared", "linux_arch", "cpu_family", "cpu", "endian", NULL};
+	for (size_t i = 0; engine[i]; i++)
+		if (strcmp(name, engine[i]) == 0)
+			return true;
+	return false;
+}
+
+static void hash_list(struct digest *d, const char *label, const struct strlist *l)
+{
+	char count[32];
+	snprintf(count, sizeof(count), "%s %zu", label, l->n);
+	digest_update_string(d, count);
+	for (size_t i = 0; i < l->n; i++)
+		digest_update_string(d, l->v[i]);
+}
+
+/* The parsed recipe, field by field: what the build does, not how the file is laid out. */
+static void stage_hash(struct stage *s)
+{
+	struct digest d;
+	digest_init(&d);
+	digest_update_string(&d, "stage 1");
+	digest_update_string(&d, s->name);
+	hash_list(&d, "sources", &s->sources);
+	hash_list(&d, "depends", &s->depends);
+	hash_list(&d, "provides", &s->provides);
+	digest_update_string(&d, s->exclusive ? "exclusive" : "shared");
+	digest_update_string(&d, s->installs == INSTALLS_TOOLS ? "tools" : "sysroot");
+	char count[32];
+	snprintf(count, sizeof(count), "steps %zu", s->n_steps);
+	digest_update_string(&d, count);
+	for (size_t i = 0; i < s->n_steps; i++)
+		digest_update_string(&d, s->steps[i].command);
+	digest_final(&d, s->recipe_hash);
+}
+
 struct source *recipes_source(struct recipes *r, const char *name, const struct location *from)
 {
 	for (size_t i = 0; i < r->n_sources; i++)
@@ -321,7 +391,7 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 		if (strcmp(r->stages[i]->name, name) == 0)
 			return r->stages[i];
 	static const char *const allowed[] = {"name", "description", "sources", "depends",
-	                                      "steps", "exclusive", NULL};
+	                                      "steps", "exclusive", "installs", "provides", NULL};
 	static const char *const required[] = {"name", "steps", NULL};
 	struct yamlfile f;
 	if (open_recipe(&f, r, "stages", "stage", name, from) < 0) {
@@ -342,6 +412,24 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 	if (ex && strcmp(ex, "true") && strcmp(ex, "false"))
 		yamlfile_error(&f, exclusive, "exclusive must be true or false (got '%s')", ex);
 	s->exclusive = ex && strcmp(ex, "true") == 0;
+	yaml_node_t *installs = yamlfile_get(&f, root, "installs");
+	const char *in = yamlfile_scalar(&f, installs, "installs");
+	if (in && strcmp(in, "sysroot") && strcmp(in, "tools"))
+		yamlfile_error(&f, installs, "installs must be 'sysroot' or 'tools' (got '%s')", in);
+	s->installs = in && strcmp(in, "tools") == 0 ? INSTALLS_TOOLS : INSTALLS_SYSROOT;
+	yaml_node_t *provides = yamlfile_get(&f, root, "provides");
+	yamlfile_string_map(&f, provides, "provides", &s->provides);
+	if (provides && s->installs != INSTALLS_TOOLS)
+		yamlfile_error(&f, provides, "only a stage with 'installs: tools' provides tools");
+	for (size_t i = 0; i + 1 < s->provides.n; i += 2) {
+		if (!recipes_is_tool(s->provides.v[i]))
+			yamlfile_error(&f, provides, "unknown tool '%s' (tools: %s)", s->provides.v[i],
+			               TOOL_NAMES);
+		const char *rel = s->provides.v[i + 1];
+		if (rel[0] == '/' || strstr(rel, "..") || !safe_value(rel))
+			yamlfile_error(&f, provides, "tool '%s' must be a path inside the stage's prefix "
+			               "(got '%s')", s->provides.v[i], rel);
+	}
 	yaml_node_t *sources = yamlfile_get(&f, root, "sources");
 	yaml_node_t *depends = yamlfile_get(&f, root, "depends");
 	yamlfile_strings(&f, sources, "sources", &s->sources);
@@ -360,6 +448,7 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 		}
 		free(items);
 	}
+	stage_hash(s);
 	/* Resolve what this stage names, reporting at the mention. */
 	struct location mention = sources ? location_of(&f, s->path, sources) : (struct location){0};
 	int errors = f.errors;
@@ -388,7 +477,8 @@ struct target *recipes_target(struct recipes *r, const char *name)
 		if (strcmp(r->targets[i]->name, name) == 0)
 			return r->targets[i];
 	static const char *const allowed[] = {"description", "triple", "qemu", "cflags", "stages",
-	                                      "vars", NULL};
+	                                      "vars", "toolchain", "linux_arch", "cpu_family", "cpu",
+	                                      "endian", "static", NULL};
 	static const char *const required[] = {"triple", "qemu", "stages", NULL};
 	struct yamlfile f;
 	if (open_recipe(&f, r, "targets", "target", name, NULL) < 0) {
@@ -408,7 +498,37 @@ struct target *recipes_target(struct recipes *r, const char *name)
 	if (t->triple && (!valid_name(t->triple) || !strchr(t->triple, '-')))
 		yamlfile_error(&f, yamlfile_get(&f, root, "triple"),
 		               "triple must look like arch-vendor-os-abi (got '%s')", t->triple);
-	yamlfile_strings(&f, yamlfile_get(&f, root, "cflags"), "cflags", &t->cflags);
+	yaml_node_t *cflags = yamlfile_get(&f, root, "cflags");
+	yamlfile_strings(&f, cflags, "cflags", &t->cflags);
+	for (size_t i = 0; i < t->cflags.n; i++)
+		if (!safe_value(t->cflags.v[i]))
+			yamlfile_error(&f, cflags, "flag '%s' holds a character the shell would interpret "
+			               "(allowed: letters, digits and -_=.,/+:@%%)", t->cflags.v[i]);
+	yaml_node_t *toolchain = yamlfile_get(&f, root, "toolchain");
+	yamlfile_strings(&f, toolchain, "toolchain", &t->toolchain);
+	/* Architecture facts: cpu and cpu_family default to the triple's first part. */
+	char *arch = t->triple ? xstrndup(t->triple, strcspn(t->triple, "-")) : xstrdup("unknown");
+	t->linux_arch = yamlfile_get(&f, root, "linux_arch") ? scalar_copy(&f, root, "linux_arch") : NULL;
+	t->cpu = yamlfile_get(&f, root, "cpu") ? scalar_copy(&f, root, "cpu") : xstrdup(arch);
+	t->cpu_family = yamlfile_get(&f, root, "cpu_family") ? scalar_copy(&f, root, "cpu_family")
+	                                                      : xstrdup(arch);
+	t->endian = yamlfile_get(&f, root, "endian") ? scalar_copy(&f, root, "endian")
+	                                              : xstrdup("little");
+	free(arch);
+	const char *facts[] = {"linux_arch", "cpu", "cpu_family", "endian"};
+	char *values[] = {t->linux_arch, t->cpu, t->cpu_family, t->endian};
+	for (size_t i = 0; i < 4; i++)
+		if (values[i] && (!valid_name(values[i]) || !safe_value(values[i])))
+			yamlfile_error(&f, yamlfile_get(&f, root, facts[i]), "invalid %s '%s'", facts[i],
+			               values[i]);
+	if (t->endian && strcmp(t->endian, "little") && strcmp(t->endian, "big"))
+		yamlfile_error(&f, yamlfile_get(&f, root, "endian"), "endian must be little or big "
+		               "(got '%s')", t->endian);
+	yaml_node_t *st = yamlfile_get(&f, root, "static");
+	const char *stv = yamlfile_scalar(&f, st, "static");
+	if (stv && strcmp(stv, "true") && strcmp(stv, "false"))
+		yamlfile_error(&f, st, "static must be true or false (got '%s')", stv);
+	t->static_only = stv && strcmp(stv, "true") == 0;
 	yaml_node_t *stages = yamlfile_get(&f, root, "stages");
 	yamlfile_strings(&f, stages, "stages", &t->stages);
 	if (stages && t->stages.n == 0)
@@ -422,6 +542,14 @@ struct target *recipes_target(struct recipes *r, const char *name)
 				               t->vars.v[i]);
 				break;
 			}
+		if (recipes_reserved_variable(t->vars.v[i]))
+			yamlfile_error(&f, vars, "variable '%s' is set by crossroot; a target cannot "
+			               "override it%s", t->vars.v[i],
+			               strcmp(t->vars.v[i], "linux_arch") == 0 ? " (use the target's "
+			               "'linux_arch' key)" : "");
+		if (!safe_value(t->vars.v[i + 1]))
+			yamlfile_error(&f, vars, "value of '%s' holds a character the shell would interpret "
+			               "(allowed: letters, digits, space and -_=.,/+:@%%)", t->vars.v[i]);
 	}
 	if (f.errors) {
 		yamlfile_release(&f);
@@ -435,6 +563,15 @@ struct target *recipes_target(struct recipes *r, const char *name)
 	for (size_t i = 0; i < t->stages.n; i++)
 		if (!recipes_stage(r, t->stages.v[i], &mention))
 			return NULL;
+	for (size_t i = 0; i < t->toolchain.n; i++) {
+		struct stage *s = recipes_stage(r, t->toolchain.v[i], &mention);
+		if (!s)
+			return NULL;
+		if (s->installs != INSTALLS_TOOLS) {
+			location_error(&mention, "toolchain stage '%s' must say 'installs: tools'", s->name);
+			return NULL;
+		}
+	}
 	return t;
 }
 

@@ -54,6 +54,13 @@ struct step {
 	struct location where;
 };
 
+/* Where a stage's output goes. */
+enum installs {
+	INSTALLS_SYSROOT,           /* the target's sysroot (libraries, headers, start files) */
+	INSTALLS_TOOLS,             /* a host prefix that never enters the sysroot: the stages
+	                               depending on it find it in ${tools} and on PATH */
+};
+
 struct stage {
 	char *name;
 	char *path;
@@ -65,6 +72,11 @@ struct stage {
 	char *text;                 /* the whole YAML text, part of the stage key */
 	bool exclusive;             /* runs alone with the whole job budget (${jobs}): for build
 	                               tools that cannot join the make jobserver, like ninja */
+	enum installs installs;
+	struct strlist provides;    /* tools stages: tool name, path under the prefix, ... (what a
+	                               target naming this stage as its toolchain compiles with) */
+	char recipe_hash[DIGEST_HEX_LEN + 1];   /* of the parsed recipe: comments and layout do
+	                                           not change it, every field that matters does */
 };
 
 struct target {
@@ -76,6 +88,13 @@ struct target {
 	struct strlist cflags;      /* code generation flags: always used, also by the wrappers */
 	struct strlist stages;      /* wanted stages; their dependencies are added */
 	struct strlist vars;        /* extra recipe variables: name, value, name, value, ... */
+	struct strlist toolchain;   /* tools stages that provide the compilers; empty: host clang */
+	/* architecture facts, used by stages (${linux_arch}) and the generated build files */
+	char *linux_arch;           /* the kernel's ARCH for headers_install */
+	char *cpu_family;           /* Meson's cpu_family */
+	char *cpu;                  /* CMake's CMAKE_SYSTEM_PROCESSOR, Meson's cpu */
+	char *endian;               /* little or big */
+	bool static_only;           /* static runtimes only: every shared build is skipped */
 	char *text;
 };
 
@@ -98,6 +117,10 @@ void recipes_release(struct recipes *r);
 struct target *recipes_target(struct recipes *r, const char *name);
 struct stage *recipes_stage(struct recipes *r, const char *name, const struct location *from);
 struct source *recipes_source(struct recipes *r, const char *name, const struct location *from);
+/* Is `name` a tool a toolchain stage can provide (cc, cxx, ar, ...)? */
+bool recipes_is_tool(const char *name);
+/* Is `name` a variable the engine sets (a target may not override it)? */
+bool recipes_reserved_variable(const char *name);
 /* Names of all targets/<name>.yaml, sorted. */
 int recipes_list_targets(const struct recipes *r, struct strlist *out);
 

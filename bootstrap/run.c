@@ -81,7 +81,7 @@ pid_t run_function(int (*fn)(void *), void *arg, int out_fd)
 		}
 		int rc = fn(arg);
 		fflush(NULL);
-		_exit(rc == 0 ? 0 : 1);
+		_exit(rc > 0 && rc < 126 ? rc : rc == 0 ? 0 : 1);
 	}
 	setpgid(pid, pid);
 	return pid;

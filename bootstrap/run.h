@@ -16,8 +16,8 @@ pid_t run_shell(const char *command, const char *cwd, char *const env[], int out
 /* Start argv[0] (searched in PATH) with the environment of crossroot; stdout to out_fd
  * (-1: inherit), stderr to err_fd (-1: inherit). */
 pid_t run_argv(char *const argv[], const char *cwd, int out_fd, int err_fd);
-/* Fork a child that calls fn(arg) with stdout/stderr on out_fd and exits 0 if it returned 0,
- * 1 otherwise. Used for in-process work (extraction) that should run beside builds. */
+/* Fork a child that calls fn(arg) with stdout/stderr on out_fd and exits with what it
+ * returned (1 for a negative value, so -1 means failure and 3 can be told apart). Used for in-process work (extraction) that should run beside builds. */
 pid_t run_function(int (*fn)(void *), void *arg, int out_fd);
 /* Run argv to completion, collecting stdout into `out` (stderr into `err` if not NULL, else
  * inherited). Returns the wait status, or -1 if it could not start. */

@@ -1,20 +1,18 @@
-/* sysroot: assemble sysroots/<target>/ from the target's stage results and write what makes
- * the host clang a cross compiler for it:
- *   bin/<target>.cfg                    clang configuration (paths relative to <CFGDIR>)
- *   bin/<target>-clang, -clang++, -cc, -c++, -cpp   driver wrappers using that config
- *   bin/<target>-ar, -ranlib, -nm, -objcopy, -objdump, -strip, -readelf, -ld, -pkg-config
- *   share/crossroot/toolchain.cmake     CMake toolchain file
- *   share/crossroot/meson-cross.ini     Meson cross file
- *   share/crossroot/env.sh              CC, CXX, ... for ./configure style builds
- * The sysroot is relocatable: nothing in it names the directory it was built in.
+/* sysroot: assemble sysroots/<target>/ from the manifests of the target's stage results:
+ * the sysroot stages' files at the top (usr/, lib/, ...), the toolchain's tools stages under
+ * toolchain/ (a host prefix: no search path of the target's compiler looks there), then the
+ * files toolchain.h writes (clang config, wrappers, CMake, Meson, env, pkg-config).
+ * Two stages installing the same path with different contents is an error naming both; a
+ * result missing from the cache is an error, never a silently smaller sysroot.
  * Assembly happens in a sibling directory renamed into place; a stamp file records which
- * stage results it holds, so an up-to-date sysroot is left untouched. */
+ * stage outputs it holds, so an up-to-date sysroot is left untouched. A directory at the
+ * sysroot's place that crossroot did not make (no stamp) is never replaced. */
 #ifndef CROSSROOT_SYSROOT_H
 #define CROSSROOT_SYSROOT_H
 
 #include "plan.h"
 
-/* Returns 0, or -1 after error() (two stages installing the same file is an error). */
+/* Returns 0, or -1 after error(). */
 int sysroot_assemble(const struct plan *p, const struct target *t);
 
 #endif

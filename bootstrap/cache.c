@@ -1,0 +1,745 @@
+/* cache: stage results, their manifests, checks, union into a sysroot, prune. See cache.h. */
+#define _GNU_SOURCE
+#include "cache.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MANIFEST_HEADER "crossroot-manifest 2\n"
+
+struct cache_entry {
+	char kind;                  /* 'd', 'f' or 'l' */
+	unsigned mode;
+	long long size;
+	char *value;                /* sha256 (f) or link target (l) */
+	char *path;
+	char *from;                 /* f: the cached file to copy */
+	char *owner;
+	size_t order;
+};
+
+char *cache_result_dir(const char *dir, const char *key)
+{
+	return path_join(dir, key);
+}
+
+static char *result_file(const char *dir, const char *key, const char *name)
+{
+	return xasprintf("%s/%s/%s", dir, key, name);
+}
+
+/* ---- manifests ---- */
+
+/* Walk `root` in name order, parents first, one manifest line per entry. Publishing
+ * (`normalise`) fixes modes and refuses what a sysroot must not hold; checking takes the
+ * hash of an unchanged file from `known` (NULL: hash every file). */
+struct walk {
+	struct buf out;
+	bool normalise;
+	const struct cache_entry *known;   /* sorted by path */
+	size_t n_known;
+	struct timespec published;         /* files changed after this are hashed again */
+};
+
+static int by_path(const void *a, const void *b)
+{
+	const struct cache_entry *x = a, *y = b;
+	int c = strcmp(x->path, y->path);
+	return c ? c : x->order < y->order ? -1 : x->order > y->order;
+}
+
+static const struct cache_entry *known_entry(const struct walk *w, const char *path)
+{
+	struct cache_entry key = {.path = (char *)path};
+	return w->known ? bsearch(&key, w->known, w->n_known, sizeof(key), by_path) : NULL;
+}
+
+static bool newer(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
+}
+
+static int walk_tree(struct walk *w, const char *root, const char *rel)
+{
+	char *dir = rel[0] ? path_join(root, rel) : xstrdup(root);
+	struct strlist names = {0};
+	int rc = list_dir(dir, &names);
+	for (size_t i = 0; i < names.n && rc == 0; i++) {
+		char *r = rel[0] ? xasprintf("%s/%s", rel, names.v[i]) : xstrdup(names.v[i]);
+		char *full = path_join(root, r);
+		struct stat st;
+		if (strpbrk(names.v[i], "\t\n")) {
+			error("'%s': a file name with a tab or newline cannot enter a sysroot", full);
+			rc = -1;
+		} else if (lstat(full, &st) < 0) {
+			error("cannot stat '%s':", full);
+			rc = -1;
+		} else if (S_ISLNK(st.st_mode)) {
+			char target[4096];
+			ssize_t n = readlink(full, target, sizeof(target) - 1);
+			target[n < 0 ? 0 : n] = '\0';
+			if (n < 0 || strpbrk(target, "\t\n")) {
+				error("cannot read link '%s'%s", full, n < 0 ? ":" : " (tab or newline in it)");
+				rc = -1;
+			} else
+				buf_printf(&w->out, "l\t%s\t%s\n", target, r);
+		} else if (S_ISDIR(st.st_mode)) {
+			unsigned mode = st.st_mode & 07777;
+			if (w->normalise) {
+				mode = (mode & 0755) | 0700;   /* owner-writable, so it can be removed */
+				if (chmod(full, mode) < 0) {
+					error("cannot change the mode of '%s':", full);
+					rc = -1;
+				}
+			}
+			buf_printf(&w->out, "d\t%o\t%s\n", mode, r);
+			if (rc == 0)
+				rc = walk_tree(w, root, r);
+		} else if (S_ISREG(st.st_mode)) {
+			unsigned mode = st.st_mode & 07777;
+			if (w->normalise) {
+				mode = (mode & 0755) | 0400;
+				/* read-only in the cache: a result is never written after publishing */
+				if (chmod(full, mode & 0555) < 0) {
+					error("cannot change the mode of '%s':", full);
+					rc = -1;
+				}
+			} else {
+				mode = (mode | 0200) & 0755;   /* the cache holds it read-only */
+			}
+			const struct cache_entry *k = known_entry(w, r);
+			char hex[DIGEST_HEX_LEN + 1];
+			if (k && k->kind == 'f' && k->size == (long long)st.st_size &&
+			    !newer(&st.st_ctim, &w->published))
+				snprintf(hex, sizeof(hex), "%s", k->value);
+			else if (digest_file(full, hex) < 0)
+				rc = -1;
+			buf_printf(&w->out, "f\t%o\t%lld\t%s\t%s\n", mode, (long long)st.st_size, hex, r);
+		} else {
+			error("'%s' is not a file, link or directory: a sysroot cannot hold it", full);
+			rc = -1;
+		}
+		free(full);
+		free(r);
+	}
+	strlist_release(&names);
+	free(dir);
+	return rc;
+}
+
+/* Parse manifest text into entries (appended to `out`). */
+static int parse_manifest(const char *path, char *text, const char *files, const char *owner,
+                          struct cache_entry **out, size_t *n, size_t *cap)
+{
+	if (strncmp(text, MANIFEST_HEADER, strlen(MANIFEST_HEADER)) != 0) {
+		error("'%s' is not a crossroot manifest (version 2)", path);
+		return -1;
+	}
+	size_t line_no = 1;
+	for (char *line = text + strlen(MANIFEST_HEADER); *line; line_no++) {
+		char *end = strchr(line, '\n');
+		if (!end) {
+			error("%s:%zu: truncated manifest", path, line_no + 1);
+			return -1;
+		}
+		*end = '\0';
+		char *field[5] = {0};
+		size_t nf = 0;
+		for (char *f = line; f && nf < 5; nf++) {
+			field[nf] = f;
+			f = strchr(f, '\t');
+			if (f)
+				*f++ = '\0';
+		}
+		struct cache_entry e = {.kind = field[0][0], .order = *n};
+		bool ok = field[0][1] == '\0';
+		if (ok && e.kind == 'd' && nf == 3) {
+			e.mode = (unsigned)strtoul(field[1], NULL, 8);
+			e.path = xstrdup(field[2]);
+		} else if (ok && e.kind == 'f' && nf == 5 && digest_is_valid_hex(field[3])) {
+			e.mode = (unsigned)strtoul(field[1], NULL, 8);
+			e.size = atoll(field[2]);
+			e.value = xstrdup(field[3]);
+			e.path = xstrdup(field[4]);
+			e.from = files ? path_join(files, field[4]) : NULL;
+		} else if (ok && e.kind == 'l' && nf == 3) {
+			e.value = xstrdup(field[1]);
+			e.path = xstrdup(field[2]);
+		} else {
+			error("%s:%zu: malformed manifest line", path, line_no + 1);
+			return -1;
+		}
+		/* a path leaving its root could only come from a forged manifest */
+		if (e.path[0] == '/' || strcmp(e.path, "..") == 0 || strncmp(e.path, "../", 3) == 0 ||
+		    strstr(e.path, "/../") || strstr(e.path, "//")) {
+			error("%s:%zu: path '%s' leaves its directory", path, line_no + 1, e.path);
+			free(e.path);
+			free(e.value);
+			free(e.from);
+			return -1;
+		}
+		e.owner = xstrdup(owner ? owner : "");
+		if (*n == *cap) {
+			*cap = *cap ? *cap * 2 : 256;
+			*out = xrealloc(*out, *cap * sizeof(**out));
+		}
+		(*out)[(*n)++] = e;
+		line = end + 1;
+	}
+	return 0;
+}
+
+static void entries_free(struct cache_entry *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(e[i].value);
+		free(e[i].path);
+		free(e[i].from);
+		free(e[i].owner);
+	}
+	free(e);
+}
+
+/* The first line where two manifests differ, for the warning. */
+static char *first_difference(const char *want, const char *have)
+{
+	while (*want && *want == *have) {
+		const char *a = strchr(want, '\n'), *b = strchr(have, '\n');
+		if (!a || !b || a - want != b - have || strncmp(want, have, (size_t)(a - want)))
+			break;
+		want = a + 1;
+		have = b + 1;
+	}
+	size_t a = strcspn(want, "\n"), b = strcspn(have, "\n");
+	return xasprintf("expected '%.*s', found '%.*s'", (int)a, want, (int)b, have);
+}
+
+int cache_lookup(const char *dir, const char *key, bool verify, char output[DIGEST_HEX_LEN + 1])
+{
+	char *result = cache_result_dir(dir, key);
+	char *manifest = result_file(dir, key, "manifest");
+	char *output_path = result_file(dir, key, "output");
+	char *files = result_file(dir, key, "files");
+	char *text = NULL, *out_text = NULL, *problem = NULL;
+	struct cache_entry *entries = NULL;
+	size_t n = 0, cap = 0;
+	struct walk w = {0};
+	int rc = 0;
+	struct stat st;
+	if (lstat(result, &st) < 0)
+		goto out;   /* not there: nothing to say */
+	if (lstat(manifest, &st) < 0 || !(text = read_file(manifest, NULL))) {
+		problem = xstrdup("its manifest is missing");
+		goto out;
+	}
+	w.published = st.st_ctim;
+	out_text = path_exists(output_path) ? read_file(output_path, NULL) : NULL;
+	char id[DIGEST_HEX_LEN + 1];
+	struct digest d;
+	digest_init(&d);
+	digest_update(&d, text, strlen(text));
+	digest_final(&d, id);
+	if (!out_text || strncmp(out_text, id, DIGEST_HEX_LEN) != 0) {
+		problem = xstrdup("its output id does not match its manifest");
+		goto out;
+	}
+	if (!is_dir(files)) {
+		problem = xstrdup("its files are missing");
+		goto out;
+	}
+	char *copy = xstrdup(text);
+	int parsed = parse_manifest(manifest, copy, NULL, NULL, &entries, &n, &cap);
+	free(copy);
+	if (parsed < 0) {
+		problem = xstrdup("its manifest is malformed");
+		goto out;
+	}
+	qsort(entries, n, sizeof(*entries), by_path);
+	w.known = verify ? NULL : entries;
+	w.n_known = n;
+	buf_puts(&w.out, MANIFEST_HEADER);
+	if (walk_tree(&w, files, "") < 0) {
+		problem = xstrdup("its files cannot be read");
+		goto out;
+	}
+	if (strcmp(w.out.s, text) != 0) {
+		problem = first_difference(text, w.out.s);
+		goto out;
+	}
+	memcpy(output, id, sizeof(id));
+	rc = 1;
+	utimensat(AT_FDCWD, result, NULL, 0);   /* recently used: `prune` keeps it */
+out:
+	if (problem) {
+		warn("stage result '%s' fails its check (%s): removed, it will be rebuilt", result,
+		     problem);
+		if (remove_tree(result) < 0)
+			rc = -1;
+	}
+	free(problem);
+	entries_free(entries, n);
+	buf_release(&w.out);
+	free(text);
+	free(out_text);
+	free(result);
+	free(manifest);
+	free(output_path);
+	free(files);
+	return rc;
+}
+
+static int write_record(const char *dir, const char *name, const char *text)
+{
+	char *path = path_join(dir, name);
+	int rc = write_file_atomic(path, text, strlen(text), 0644);
+	free(path);
+	return rc;
+}
+
+int cache_publish(const char *dir, const char *key, const char *destdir,
+                  const struct strlist *inputs, const char *owner, double seconds,
+                  char output[DIGEST_HEX_LEN + 1])
+{
+	char *tmp = xasprintf("%s/.tmp-%s-%ld", dir, key, (long)getpid());
+	char *files = path_join(tmp, "files");
+	char *result = cache_result_dir(dir, key);
+	struct walk w = {.normalise = true};
+	struct buf lines = {0};
+	int rc = -1;
+	buf_puts(&w.out, MANIFEST_HEADER);
+	if (remove_tree(tmp) < 0 || mkdir_p(tmp, 0755) < 0)
+		goto out;
+	if (rename(destdir, files) < 0) {
+		/* the cache may live on another file system than the work directory */
+		if (errno != EXDEV || copy_tree(destdir, files, false) < 0) {
+			error("cannot move '%s' to '%s':", destdir, files);
+			goto out;
+		}
+		remove_tree(destdir);
+	}
+	if (walk_tree(&w, files, "") < 0)
+		goto out;
+	struct digest d;
+	digest_init(&d);
+	digest_update(&d, w.out.s, w.out.len);
+	digest_final(&d, output);
+	for (size_t i = 0; i < inputs->n; i++)
+		buf_printf(&lines, "%s\n", inputs->v[i]);
+	char *owner_line = xasprintf("%s\n", owner);
+	char *seconds_line = xasprintf("%.1f\n", seconds);
+	char *output_line = xasprintf("%s\n", output);
+	/* the manifest last: its ctime is the moment from which any change is a tampering */
+	rc = write_record(tmp, "inputs", lines.s ? lines.s : "") |
+	     write_record(tmp, "owner", owner_line) | write_record(tmp, "seconds", seconds_line) |
+	     write_record(tmp, "output", output_line) | write_record(tmp, "manifest", w.out.s);
+	free(owner_line);
+	free(seconds_line);
+	free(output_line);
+	if (rc < 0)
+		goto out;
+	if (rename(tmp, result) < 0) {
+		if (errno != EEXIST && errno != ENOTEMPTY) {
+			error("cannot rename '%s' to '%s':", tmp, result);
+			rc = -1;
+			goto out;
+		}
+		/* another crossroot published the same key first: use its result */
+		remove_tree(tmp);
+		if (cache_lookup(dir, key, false, output) != 1) {
+			error("stage result '%s' vanished while publishing", result);
+			rc = -1;
+		}
+	}
+out:
+	if (rc < 0)
+		remove_tree(tmp);
+	buf_release(&w.out);
+	buf_release(&lines);
+	free(tmp);
+	free(files);
+	free(result);
+	return rc;
+}
+
+double cache_seconds(const char *dir, const char *key)
+{
+	char *path = result_file(dir, key, "seconds");
+	double s = -1;
+	FILE *f = fopen(path, "re");
+	if (f) {
+		if (fscanf(f, "%lf", &s) != 1)
+			s = -1;
+		fclose(f);
+	}
+	free(path);
+	return s;
+}
+
+/* ---- union of results into a directory ---- */
+
+int cache_union_add(struct cache_union *u, const char *dir, const char *key, const char *owner)
+{
+	char *manifest = result_file(dir, key, "manifest");
+	char *files = result_file(dir, key, "files");
+	char *text = NULL;
+	int rc = -1;
+	if (!path_exists(manifest) || !is_dir(files))
+		error("the result of stage %s (%s) is missing from the stage cache: run the build "
+		      "again", owner, manifest);
+	else if ((text = read_file(manifest, NULL)))
+		rc = parse_manifest(manifest, text, files, owner, &u->entries, &u->n, &u->cap);
+	free(text);
+	free(manifest);
+	free(files);
+	return rc;
+}
+
+void cache_union_release(struct cache_union *u)
+{
+	entries_free(u->entries, u->n);
+	memset(u, 0, sizeof(*u));
+}
+
+static bool same_content(const struct cache_entry *a, const struct cache_entry *b)
+{
+	if (a->kind != b->kind)
+		return false;
+	if (a->kind == 'd')
+		return true;
+	return strcmp(a->value, b->value) == 0 && (a->kind == 'l' || a->mode == b->mode);
+}
+
+/* Copy all of `in` to `out`: a reflink where the file system shares blocks, else the bytes.
+ * A short or failed write is an error (a full disk says so). */
+static int copy_data(int in, int out, const char *to)
+{
+	if (ioctl(out, FICLONE, in) == 0)
+		return 0;
+	for (;;) {
+		ssize_t n = copy_file_range(in, NULL, out, NULL, 1 << 30, 0);
+		if (n == 0)
+			return 0;
+		if (n > 0)
+			continue;
+		if (errno == EINTR)
+			continue;
+		if (errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
+			break;
+		/* plain copy */
+		char chunk[1 << 16];
+		for (;;) {
+			ssize_t r = read(in, chunk, sizeof(chunk));
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				return r < 0 ? (error("cannot read for '%s':", to), -1) : 0;
+			for (ssize_t done = 0; done < r;) {
+				ssize_t w = write(out, chunk + done, (size_t)(r - done));
+				if (w < 0 && errno == EINTR)
+					continue;
+				if (w <= 0) {
+					if (w == 0)
+						errno = ENOSPC;
+					error("cannot write '%s':", to);
+					return -1;
+				}
+				done += w;
+			}
+		}
+	}
+	error("cannot write '%s':", to);
+	return -1;
+}
+
+/* Open the directory that holds `rel` inside `rootfd`, never following a link. */
+static int open_parent(int rootfd, const char *rel, const char **leaf)
+{
+	int fd = dup(rootfd);
+	const char *p = rel;
+	for (;;) {
+		const char *slash = strchr(p, '/');
+		if (!slash) {
+			*leaf = p;
+			return fd;
+		}
+		char *part = xstrndup(p, (size_t)(slash - p));
+		int next = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		free(part);
+		close(fd);
+		if (next < 0)
+			return -1;
+		fd = next;
+		p = slash + 1;
+	}
+}
+
+static int install_entry(int rootfd, const char *dest, const struct cache_entry *e)
+{
+	const char *leaf;
+	int dirfd = open_parent(rootfd, e->path, &leaf);
+	char *to = path_join(dest, e->path);
+	int rc = -1;
+	if (dirfd < 0) {
+		error("cannot install '%s' (from stage %s): its directory is missing or a link:", to,
+		      e->owner);
+		free(to);
+		return -1;
+	}
+	if (e->kind == 'd') {
+		struct stat st;
+		if (mkdirat(dirfd, leaf, 0755) == 0 ||
+		    (errno == EEXIST && fstatat(dirfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		     S_ISDIR(st.st_mode)))
+			rc = 0;
+		else
+			error("cannot create directory '%s':", to);
+	} else if (e->kind == 'l') {
+		if (symlinkat(e->value, dirfd, leaf) == 0)
+			rc = 0;
+		else
+			error("cannot create link '%s':", to);
+	} else {
+		int in = open(e->from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		int out = openat(dirfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (in < 0)
+			error("cannot open '%s' (stage %s):", e->from, e->owner);
+		else if (out < 0)
+			error("cannot create '%s':", to);
+		else if (copy_data(in, out, to) == 0) {
+			if (fchmod(out, e->mode & 0755) < 0)
+				error("cannot change the mode of '%s':", to);
+			else if (close(out) < 0)
+				error("cannot write '%s':", to);
+			else
+				rc = 0;
+			out = -1;
+		}
+		if (in >= 0)
+			close(in);
+		if (out >= 0) {
+			close(out);
+			unlinkat(dirfd, leaf, 0);
+		}
+	}
+	close(dirfd);
+	free(to);
+	return rc;
+}
+
+int cache_union_install(struct cache_union *u, const char *dest)
+{
+	qsort(u->entries, u->n, sizeof(*u->entries), by_path);
+	int rc = 0;
+	for (size_t i = 1; i < u->n; i++) {
+		const struct cache_entry *a = &u->entries[i - 1], *b = &u->entries[i];
+		if (strcmp(a->path, b->path) == 0 && !same_content(a, b)) {
+			error("'%s' is installed by stage %s and by stage %s, with different contents",
+			      b->path, a->owner, b->owner);
+			rc = -1;
+		}
+	}
+	if (rc < 0)
+		return -1;
+	int rootfd = open(dest, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (rootfd < 0) {
+		error("cannot open '%s':", dest);
+		return -1;
+	}
+	for (size_t i = 0; i < u->n && rc == 0; i++) {
+		if (i > 0 && strcmp(u->entries[i - 1].path, u->entries[i].path) == 0)
+			continue;   /* the same content from two stages */
+		rc = install_entry(rootfd, dest, &u->entries[i]);
+	}
+	/* directory modes last, deepest first, so a read-only directory does not block its own
+	 * children */
+	for (size_t i = u->n; i-- > 0 && rc == 0;) {
+		const struct cache_entry *e = &u->entries[i];
+		if (e->kind != 'd' || (e->mode & 0777) == 0755)
+			continue;
+		const char *leaf;
+		int dirfd = open_parent(rootfd, e->path, &leaf);
+		if (dirfd < 0 || fchmodat(dirfd, leaf, e->mode & 0755, 0) < 0) {
+			error("cannot change the mode of '%s/%s':", dest, e->path);
+			rc = -1;
+		}
+		if (dirfd >= 0)
+			close(dirfd);
+	}
+	close(rootfd);
+	return rc;
+}
+
+/* ---- locking, leftovers, prune ---- */
+
+int cache_lock(const char *dir, bool exclusive, bool wait)
+{
+	if (mkdir_p(dir, 0755) < 0)
+		return -1;
+	char *path = path_join(dir, ".lock");
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		error("cannot open '%s':", path);
+		free(path);
+		return -1;
+	}
+	int how = exclusive ? LOCK_EX : LOCK_SH;
+	if (flock(fd, how | LOCK_NB) < 0) {
+		if (!wait) {
+			close(fd);
+			free(path);
+			return -2;
+		}
+		info("waiting for the stage cache '%s' (%s)", dir,
+		     exclusive ? "builds are using it" : "a prune is running");
+		if (flock(fd, how) < 0) {
+			error("cannot lock '%s':", path);
+			close(fd);
+			free(path);
+			return -1;
+		}
+	}
+	free(path);
+	return fd;
+}
+
+/* ".tmp-<key>-<pid>": is <pid> gone? */
+static bool owner_gone(const char *name)
+{
+	const char *dash = strrchr(name, '-');
+	long pid = dash ? atol(dash + 1) : 0;
+	return pid <= 0 || (kill((pid_t)pid, 0) < 0 && errno == ESRCH);
+}
+
+void cache_remove_leftovers(const char *dir)
+{
+	struct strlist names = {0};
+	list_dir(dir, &names);
+	for (size_t i = 0; i < names.n; i++)
+		if (strncmp(names.v[i], ".tmp-", 5) == 0 && owner_gone(names.v[i])) {
+			char *path = path_join(dir, names.v[i]);
+			remove_tree(path);
+			free(path);
+		}
+	strlist_release(&names);
+}
+
+struct prune_entry {
+	char *key, *owner;
+	double used;
+	bool keep;
+};
+
+static int by_owner_then_newest(const void *a, const void *b)
+{
+	const struct prune_entry *x = a, *y = b;
+	int c = strcmp(x->owner, y->owner);
+	if (c)
+		return c;
+	return x->used < y->used ? 1 : x->used > y->used ? -1 : 0;
+}
+
+static long long tree_size(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return 0;
+	long long total = S_ISREG(st.st_mode) ? (long long)st.st_size : 0;
+	if (S_ISDIR(st.st_mode)) {
+		struct strlist names = {0};
+		list_dir(path, &names);
+		for (size_t i = 0; i < names.n; i++) {
+			char *child = path_join(path, names.v[i]);
+			total += tree_size(child);
+			free(child);
+		}
+		strlist_release(&names);
+	}
+	return total;
+}
+
+static int remove_counted(const char *path, long long *freed)
+{
+	*freed += tree_size(path);
+	return remove_tree(path);
+}
+
+int cache_prune(const char *dir, const char *downloads, const struct strlist *keep_keys,
+                const struct strlist *pins, int keep, bool wait)
+{
+	int lock = cache_lock(dir, true, wait);
+	if (lock == -2) {
+		error("the stage cache '%s' is in use by a build; prune when it ends, or use --wait",
+		      dir);
+		return -2;
+	}
+	if (lock < 0)
+		return -1;
+	struct strlist names = {0};
+	if (list_dir(dir, &names) < 0) {
+		close(lock);
+		return -1;
+	}
+	struct prune_entry *e = xcalloc(names.n + 1, sizeof(*e));
+	size_t n = 0, removed = 0, dropped = 0;
+	long long freed = 0;
+	int rc = 0;
+	for (size_t i = 0; i < names.n; i++) {
+		char *path = path_join(dir, names.v[i]);
+		if (strncmp(names.v[i], ".tmp-", 5) == 0) {   /* no build runs: all are leftovers */
+			rc |= remove_counted(path, &freed);
+		} else if (names.v[i][0] != '.') {
+			char *owner_path = path_join(path, "owner");
+			char *owner = path_exists(owner_path) ? read_file(owner_path, NULL) : NULL;
+			struct stat st;
+			e[n].key = xstrdup(names.v[i]);
+			e[n].owner = owner ? owner : xstrdup("? ?");
+			e[n].used = stat(path, &st) == 0 ? (double)st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9 : 0;
+			e[n].keep = strlist_has(keep_keys, names.v[i]);
+			n++;
+			free(owner_path);
+		}
+		free(path);
+	}
+	qsort(e, n, sizeof(*e), by_owner_then_newest);
+	for (size_t i = 0, rank = 0; i < n; i++) {
+		rank = i > 0 && strcmp(e[i].owner, e[i - 1].owner) == 0 ? rank + 1 : 0;
+		if (e[i].keep || (int)rank < keep)
+			continue;
+		char *path = path_join(dir, e[i].key);
+		rc |= remove_counted(path, &freed);
+		removed++;
+		free(path);
+	}
+	struct strlist files = {0};
+	list_dir(downloads, &files);
+	for (size_t i = 0; i < files.n; i++) {
+		if (!digest_is_valid_hex(files.v[i]) || strlist_has(pins, files.v[i]))
+			continue;
+		char *path = path_join(downloads, files.v[i]);
+		rc |= remove_counted(path, &freed);
+		dropped++;
+		free(path);
+	}
+	char size[32];
+	info("pruned %zu stage results and %zu downloads, freed %s; kept %zu stage results "
+	     "(every result the current recipes need, and up to %d per target and stage)",
+	     removed, dropped, format_size((double)freed, size), n - removed, keep);
+	for (size_t i = 0; i < n; i++) {
+		free(e[i].key);
+		free(e[i].owner);
+	}
+	free(e);
+	strlist_release(&names);
+	strlist_release(&files);
+	close(lock);
+	return rc ? -1 : 0;
+}

@@ -1,0 +1,78 @@
+/* cache: the stage cache. Finished stage results live under their key; each carries a
+ * manifest of what it installed, and the sha256 of that manifest is the result's output id,
+ * which is what stages depending on it key on (so a rebuild that installs the same bytes
+ * changes nothing downstream: early cutoff).
+ *
+ * Layout (DIR = the stage cache directory):
+ *   DIR/<key>/files/      the installed tree; files read-only, modes normalised
+ *   DIR/<key>/manifest    see below; written last, so its ctime is the publish time
+ *   DIR/<key>/output      sha256 of manifest: the output id
+ *   DIR/<key>/inputs      the key's input lines (for `plan` explanations)
+ *   DIR/<key>/owner       "<target> <stage>", for prune's grouping
+ *   DIR/<key>/seconds     how long the build took, for the scheduler's estimates
+ *   DIR/.tmp-<key>-<pid>  a publish in progress, renamed to DIR/<key> when complete
+ *   DIR/.lock             builds hold it shared, prune exclusive
+ *
+ * Manifest format, one entry per line, tab separated, parents before children:
+ *   crossroot-manifest 2
+ *   d <mode octal> <path>
+ *   f <mode octal> <size> <sha256> <path>
+ *   l <link target> <path>
+ * Modes are normalised when published: no set-id or sticky bit, no group or other write.
+ *
+ * Nothing is trusted blindly: a result is checked against its manifest on every use (types,
+ * modes, sizes, link targets and the set of names; a file changed since the publish, by its
+ * ctime, is hashed again), and fully hashed with `verify`. A result that fails is removed
+ * with a warning naming what differs, and rebuilt. Results are copied out (a reflink where
+ * the file system can), never hard-linked, so a build step cannot change a cached result. */
+#ifndef CROSSROOT_CACHE_H
+#define CROSSROOT_CACHE_H
+
+#include <stdbool.h>
+
+#include "digest.h"
+#include "util.h"
+
+/* A result's directory: <dir>/<key>. */
+char *cache_result_dir(const char *dir, const char *key);
+
+/* Is `key` in the cache, whole and unchanged? On 1, `output` holds its output id. A result
+ * that fails the check is removed (warning) and 0 returned. -1: an I/O error. */
+int cache_lookup(const char *dir, const char *key, bool verify, char output[DIGEST_HEX_LEN + 1]);
+
+/* Move `destdir` (a finished stage's installed tree) into the cache under `key`, with its
+ * manifest and the given records. On success `output` holds the output id. */
+int cache_publish(const char *dir, const char *key, const char *destdir,
+                  const struct strlist *inputs, const char *owner, double seconds,
+                  char output[DIGEST_HEX_LEN + 1]);
+
+/* Seconds the result took to build, or a negative number if unknown. */
+double cache_seconds(const char *dir, const char *key);
+
+/* Union of several results, by their manifests: the set of paths each installs. Two results
+ * that install the same path with different contents are an error naming both. */
+struct cache_union {
+	struct cache_entry *entries;
+	size_t n, cap;
+};
+/* Add result `key` (made by `owner`, a name for messages). */
+int cache_union_add(struct cache_union *u, const char *dir, const char *key, const char *owner);
+/* Check for conflicts, then copy every entry into `dest` (which must exist). Nothing is
+ * written through a symbolic link, and nothing outside `dest`. */
+int cache_union_install(struct cache_union *u, const char *dest);
+void cache_union_release(struct cache_union *u);
+
+/* Lock the cache: shared for builds, exclusive for prune. Returns a descriptor to keep, -1
+ * after error(), or -2 if `wait` is false and another holds a conflicting lock. */
+int cache_lock(const char *dir, bool exclusive, bool wait);
+
+/* Remove leftovers of killed runs (publishes whose process is gone). */
+void cache_remove_leftovers(const char *dir);
+
+/* Prune: keep every result in `keep_keys`, plus the `keep` most recently used of every
+ * (target, stage); remove downloads (in `downloads`) whose hash is not in `pins`. Takes the
+ * exclusive lock itself. */
+int cache_prune(const char *dir, const char *downloads, const struct strlist *keep_keys,
+                const struct strlist *pins, int keep, bool wait);
+
+#endif

@@ -1,0 +1,529 @@
+/* toolchain: compilers, their identity, variables, PATH and generated files. See toolchain.h. */
+#define _GNU_SOURCE
+#include "toolchain.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "util.h"
+
+/* ---- file hashes, cached by (device, inode, size, mtime) so a no-op run hashes nothing ---- */
+
+/* Format of the hash cache file, one file per line:
+ *   crossroot-file-hashes 1            (header)
+ *   <dev> <ino> <size> <mtime_ns> <sha256> <path>  */
+struct hash_cache {
+	const char *path;
+	struct strlist lines;
+	bool dirty;
+};
+
+static void hash_cache_load(struct hash_cache *c)
+{
+	if (!path_exists(c->path))
+		return;
+	char *text = read_file(c->path, NULL);
+	if (!text || strncmp(text, "crossroot-file-hashes 1\n", 24) != 0) {
+		free(text);
+		return;
+	}
+	for (char *line = strtok(text + 24, "\n"); line; line = strtok(NULL, "\n"))
+		strlist_add(&c->lines, line);
+	free(text);
+}
+
+static int hash_file_cached(struct hash_cache *c, const char *path, char *hex)
+{
+	struct stat st;
+	if (stat(path, &st) < 0) {
+		error("cannot read '%s':", path);
+		return -1;
+	}
+	char *prefix = xasprintf("%lu %lu %lld %lld ", (unsigned long)st.st_dev,
+	                         (unsigned long)st.st_ino, (long long)st.st_size,
+	                         (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec);
+	size_t plen = strlen(prefix);
+	for (size_t i = 0; i < c->lines.n; i++) {
+		const char *l = c->lines.v[i];
+		if (strncmp(l, prefix, plen) == 0 && strlen(l) > plen + DIGEST_HEX_LEN + 1 &&
+		    strcmp(l + plen + DIGEST_HEX_LEN + 1, path) == 0) {
+			memcpy(hex, l + plen, DIGEST_HEX_LEN);
+			hex[DIGEST_HEX_LEN] = '\0';
+			free(prefix);
+			return 0;
+		}
+	}
+	if (digest_file(path, hex) < 0) {
+		free(prefix);
+		return -1;
+	}
+	strlist_take(&c->lines, xasprintf("%s%s %s", prefix, hex, path));
+	c->dirty = true;
+	free(prefix);
+	return 0;
+}
+
+static void hash_cache_save(struct hash_cache *c)
+{
+	if (c->dirty) {
+		struct buf b = {0};
+		buf_puts(&b, "crossroot-file-hashes 1\n");
+		for (size_t i = 0; i < c->lines.n; i++)
+			buf_printf(&b, "%s\n", c->lines.v[i]);
+		write_file_atomic(c->path, b.s, b.len, 0644);
+		buf_release(&b);
+	}
+	strlist_release(&c->lines);
+}
+
+/* ---- the host LLVM ---- */
+
+static int identify(struct host_llvm *h, struct hash_cache *cache)
+{
+	const char *tools[] = {"clang", "ld.lld", "llvm-ar"};
+	struct digest d;
+	digest_init(&d);
+	char *libdir = NULL;
+	int rc = 0;
+	for (size_t i = 0; i < 3 && rc == 0; i++) {
+		char *tool = path_join(h->bin, tools[i]);
+		char *real = realpath(tool, NULL);
+		char hex[DIGEST_HEX_LEN + 1];
+		if (!real) {
+			error("host tool '%s' not found (is clang-19/lld-19/llvm-19 installed? set "
+			      "CROSSROOT_LLVM_BIN to another LLVM bin directory):", tool);
+			rc = -1;
+		} else if (hash_file_cached(cache, real, hex) < 0) {
+			rc = -1;
+		} else {
+			digest_update_string(&d, hex);
+			if (!libdir) {
+				*strrchr(real, '/') = '\0';
+				libdir = xasprintf("%s/../lib", real);
+			}
+		}
+		free(tool);
+		free(real);
+	}
+	if (rc < 0) {
+		free(libdir);
+		digest_release(&d);
+		return -1;
+	}
+	/* The driver is small; the compiler lives in these libraries. */
+	struct strlist names = {0};
+	list_dir(libdir, &names);
+	for (size_t i = 0; i < names.n; i++) {
+		if ((strncmp(names.v[i], "libLLVM", 7) && strncmp(names.v[i], "libclang-cpp", 12)) ||
+		    !strstr(names.v[i], ".so"))
+			continue;
+		char *path = path_join(libdir, names.v[i]);
+		char *real = realpath(path, NULL);
+		char hex[DIGEST_HEX_LEN + 1];
+		if (real && hash_file_cached(cache, real, hex) == 0)
+			digest_update_string(&d, hex);
+		free(real);
+		free(path);
+	}
+	strlist_release(&names);
+	/* clang's resource directory is named by its major version */
+	char *clang_lib = xasprintf("%s/clang", libdir);
+	list_dir(clang_lib, &names);
+	if (names.n == 0) {
+		error("no clang resource directory under '%s'", clang_lib);
+		rc = -1;
+	} else {
+		h->clang_version = xstrdup(names.v[names.n - 1]);
+		char *dir = path_join(clang_lib, h->clang_version);
+		h->resource_dir = realpath(dir, NULL);
+		if (!h->resource_dir)
+			h->resource_dir = dir;
+		else
+			free(dir);
+		digest_update_string(&d, h->clang_version);
+	}
+	strlist_release(&names);
+	free(clang_lib);
+	free(libdir);
+	digest_final(&d, h->identity);
+	return rc;
+}
+
+int toolchain_host_probe(struct host_llvm *h, const char *bin, const char *hash_cache)
+{
+	memset(h, 0, sizeof(*h));
+	h->bin = xstrdup(bin);
+	struct hash_cache cache = {.path = hash_cache};
+	hash_cache_load(&cache);
+	int rc = identify(h, &cache);
+	hash_cache_save(&cache);
+	return rc;
+}
+
+void toolchain_host_fake(struct host_llvm *h, const char *bin, const char *clang_version,
+                         const char *identity)
+{
+	memset(h, 0, sizeof(*h));
+	h->bin = xstrdup(bin);
+	h->clang_version = xstrdup(clang_version);
+	h->resource_dir = xasprintf("%s/../lib/clang/%s", bin, clang_version);
+	snprintf(h->identity, sizeof(h->identity), "%s", identity);
+}
+
+void toolchain_host_release(struct host_llvm *h)
+{
+	free(h->bin);
+	free(h->clang_version);
+	free(h->resource_dir);
+	memset(h, 0, sizeof(*h));
+}
+
+/* ---- variables of a stage ---- */
+
+static const char *lookup(const struct strlist *pairs, const char *name)
+{
+	const char *value = NULL;
+	for (size_t i = 0; pairs && i + 1 < pairs->n; i += 2)
+		if (strcmp(pairs->v[i], name) == 0)
+			value = pairs->v[i + 1];
+	return value;
+}
+
+static void set_var(struct strlist *vars, const char *name, const char *value)
+{
+	strlist_add(vars, name);
+	strlist_add(vars, value);
+}
+
+/* Host LLVM tools by the names stages know them. */
+static const char *const llvm_tools[][2] = {
+	{"ar", "llvm-ar"}, {"ranlib", "llvm-ranlib"}, {"nm", "llvm-nm"}, {"objcopy", "llvm-objcopy"},
+	{"objdump", "llvm-objdump"}, {"strip", "llvm-strip"}, {"readelf", "llvm-readelf"},
+	{"ld", "ld.lld"}, {"size", "llvm-size"}, {"strings", "llvm-strings"},
+};
+#define N_LLVM_TOOLS (sizeof(llvm_tools) / sizeof(llvm_tools[0]))
+
+/* Is a provided compiler a clang (takes --target and clang's runtime flags)? */
+static bool is_clang(const char *driver)
+{
+	const char *base = strrchr(driver, '/');
+	return strstr(base ? base + 1 : driver, "clang") != NULL;
+}
+
+void toolchain_stage_vars(const struct host_llvm *h, const struct target *t,
+                          const struct strlist *provided, const struct stage_paths *paths,
+                          int jobs, struct strlist *vars)
+{
+	struct buf tflags = {0}, cflags = {0};
+	for (size_t i = 0; i < t->cflags.n; i++)
+		buf_printf(&tflags, "%s%s", i ? " " : "", t->cflags.v[i]);
+	/* Builds must not leak the work directory's path into their output. */
+	buf_printf(&cflags, "%s%s-ffile-prefix-map=%s=/crossroot", tflags.s ? tflags.s : "",
+	           tflags.len ? " " : "", paths->work);
+	char *resource = xasprintf("%s/usr/lib/clang/%s", paths->sysroot, h->clang_version);
+	char *host_cc = path_join(h->bin, "clang");
+	char *host_cxx = path_join(h->bin, "clang++");
+	char number[16];
+	snprintf(number, sizeof(number), "%d", jobs);
+
+	set_var(vars, "target", t->name);
+	set_var(vars, "triple", t->triple);
+	set_var(vars, "target_cflags", tflags.s ? tflags.s : "");
+	set_var(vars, "cflags", cflags.s);
+	set_var(vars, "jobs", number);
+	set_var(vars, "prefix", "/usr");
+	set_var(vars, "llvm_bin", h->bin);
+	set_var(vars, "host_cc", host_cc);
+	set_var(vars, "host_cxx", host_cxx);
+	set_var(vars, "clang", host_cc);
+	set_var(vars, "clangxx", host_cxx);
+	set_var(vars, "clang_resource_dir", h->resource_dir);
+	set_var(vars, "clang_version", h->clang_version);
+	set_var(vars, "sysroot", paths->sysroot);
+	set_var(vars, "tools", paths->tools);
+	set_var(vars, "resource_dir", resource);
+	set_var(vars, "destdir", paths->destdir);
+	set_var(vars, "build", paths->build);
+	set_var(vars, "cmake_toolchain", paths->cmake_toolchain);
+	if (t->linux_arch)   /* else ${linux_arch} is an unknown variable, reported at its step */
+		set_var(vars, "linux_arch", t->linux_arch);
+	set_var(vars, "cpu_family", t->cpu_family);
+	set_var(vars, "cpu", t->cpu);
+	set_var(vars, "endian", t->endian);
+	set_var(vars, "cmake_shared", t->static_only ? "OFF" : "ON");
+	set_var(vars, "configure_shared", t->static_only ? "--disable-shared" : "--enable-shared");
+
+	/* The compilers: a provided driver, else the host clang. */
+	const char *cc_rel = lookup(provided, "cc"), *cxx_rel = lookup(provided, "cxx");
+	char *cc_driver = cc_rel ? path_join(paths->tools, cc_rel) : xstrdup(host_cc);
+	char *cxx_driver = cxx_rel ? path_join(paths->tools, cxx_rel) : xstrdup(host_cxx);
+	bool clang = is_clang(cc_driver);
+	char *flags = clang ? xasprintf("--target=%s --sysroot=%s -resource-dir=%s -fuse-ld=lld "
+	                                "--rtlib=compiler-rt --unwindlib=none %s", t->triple,
+	                                paths->sysroot, resource, cflags.s)
+	                    : xasprintf("--sysroot=%s %s", paths->sysroot, cflags.s);
+	char *v = xasprintf("%s %s", cc_driver, flags);
+	set_var(vars, "cc", v);
+	free(v);
+	v = xasprintf("%s %s", cxx_driver, flags);
+	set_var(vars, "cxx", v);
+	free(v);
+	v = xasprintf("%s -E %s", cc_driver, flags);
+	set_var(vars, "cpp", v);
+	free(v);
+	for (size_t i = 0; i < N_LLVM_TOOLS; i++) {
+		const char *rel = lookup(provided, llvm_tools[i][0]);
+		v = rel ? path_join(paths->tools, rel) : path_join(h->bin, llvm_tools[i][1]);
+		set_var(vars, llvm_tools[i][0], v);
+		free(v);
+	}
+	/* kept for the generated CMake file; not variables of their own */
+	set_var(vars, ".cc_driver", cc_driver);
+	set_var(vars, ".cxx_driver", cxx_driver);
+	set_var(vars, ".is_clang", clang ? "1" : "");
+	for (size_t i = 0; i + 1 < t->vars.n; i += 2)
+		set_var(vars, t->vars.v[i], t->vars.v[i + 1]);
+	free(cc_driver);
+	free(cxx_driver);
+	free(flags);
+	free(resource);
+	free(host_cc);
+	free(host_cxx);
+	buf_release(&tflags);
+	buf_release(&cflags);
+}
+
+char *toolchain_step_path(const struct host_llvm *h, const char *tools)
+{
+	return xasprintf("%s/bin:%s:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+	                 tools, h->bin);
+}
+
+int toolchain_write_cmake_file(const char *path, const struct target *t,
+                               const struct strlist *vars)
+{
+	bool clang = lookup(vars, ".is_clang")[0] != '\0';
+	const char *resource = lookup(vars, "resource_dir");
+	char *headers = path_join(resource, "include");
+	/* Before the builtins stage has made the sysroot's resource directory, clang's own is
+	 * the only one with its headers. */
+	char *rflag = clang && is_dir(headers) ? xasprintf(" -resource-dir=%s", resource)
+	                                       : xstrdup("");
+	struct buf b = {0};
+	buf_printf(&b, "# CMake toolchain file for one crossroot stage of %s (generated)\n"
+	           "set(CMAKE_SYSTEM_NAME Linux)\nset(CMAKE_SYSTEM_PROCESSOR %s)\n"
+	           "set(CMAKE_SYSROOT \"%s\")\n", t->name, t->cpu, lookup(vars, "sysroot"));
+	const char *langs[][2] = {{"C", ".cc_driver"}, {"CXX", ".cxx_driver"}, {"ASM", ".cc_driver"}};
+	for (size_t i = 0; i < 3; i++) {
+		buf_printf(&b, "set(CMAKE_%s_COMPILER \"%s\")\n", langs[i][0], lookup(vars, langs[i][1]));
+		if (clang)
+			buf_printf(&b, "set(CMAKE_%s_COMPILER_TARGET %s)\n", langs[i][0], t->triple);
+		buf_printf(&b, "set(CMAKE_%s_FLAGS_INIT \"%s%s\")\n", langs[i][0], lookup(vars, "cflags"),
+		           rflag);
+		buf_printf(&b, "set(CMAKE_%s_COMPILER_WORKS ON)\n", langs[i][0]);
+	}
+	const char *link = clang ? "-fuse-ld=lld --rtlib=compiler-rt --unwindlib=none" : "";
+	buf_printf(&b, "set(CMAKE_EXE_LINKER_FLAGS_INIT \"%s\")\n"
+	           "set(CMAKE_SHARED_LINKER_FLAGS_INIT \"%s\")\n"
+	           "set(CMAKE_MODULE_LINKER_FLAGS_INIT \"%s\")\n"
+	           "set(CMAKE_AR \"%s\")\nset(CMAKE_NM \"%s\")\nset(CMAKE_RANLIB \"%s\")\n"
+	           "set(CMAKE_STRIP \"%s\")\nset(CMAKE_OBJCOPY \"%s\")\n"
+	           "set(CMAKE_FIND_ROOT_PATH \"%s\")\n"
+	           "set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)\n"
+	           "set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)\n"
+	           "set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)\n"
+	           "set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)\n",
+	           link, link, link, lookup(vars, "ar"), lookup(vars, "nm"), lookup(vars, "ranlib"),
+	           lookup(vars, "strip"), lookup(vars, "objcopy"), lookup(vars, "sysroot"));
+	int rc = write_file_atomic(path, b.s, b.len, 0644);
+	buf_release(&b);
+	free(headers);
+	free(rflag);
+	return rc;
+}
+
+/* ---- the files that make a sysroot a cross compiler ---- */
+
+static int write_text(const char *dir, const char *name, const char *text, mode_t mode)
+{
+	char *path = path_join(dir, name);
+	int rc = write_file_atomic(path, text, strlen(text), mode);
+	free(path);
+	return rc;
+}
+
+static bool has(const char *root, const char *rel)
+{
+	char *path = path_join(root, rel);
+	bool yes = path_exists(path);
+	free(path);
+	return yes;
+}
+
+/* A tool in a wrapper script: the provided one (relative to the script, so the sysroot can
+ * move) or the host LLVM's. */
+static char *tool_command(const struct host_llvm *h, const struct strlist *provided,
+                          const char *name, const char *host_name)
+{
+	const char *rel = lookup(provided, name);
+	return rel ? xasprintf("\"$d/../toolchain/%s\"", rel) : xasprintf("%s/%s", h->bin, host_name);
+}
+
+static char *clang_config(const struct host_llvm *h, const struct target *t, const char *root)
+{
+	char *builtins = xasprintf("usr/lib/clang/%s/lib/%s/libclang_rt.builtins.a",
+	                           h->clang_version, t->triple);
+	bool compiler_rt = has(root, builtins);
+	bool libgcc = !compiler_rt && (has(root, "usr/lib/libgcc.a") || has(root, "lib/libgcc_s.so.1"));
+	bool libcxx = has(root, "usr/lib/libc++.a") || has(root, "usr/lib/libc++.so");
+	bool libstdcxx = !libcxx && (has(root, "usr/lib/libstdc++.a") || has(root, "usr/lib/libstdc++.so"));
+	bool libunwind = has(root, "usr/lib/libunwind.a") || has(root, "usr/lib/libunwind.so");
+	bool atomic = has(root, "usr/lib/libatomic.a") || has(root, "usr/lib/libatomic.so");
+	free(builtins);
+	struct buf cfg = {0};
+	buf_printf(&cfg, "# clang configuration for %s, generated by crossroot\n"
+	           "# paths are relative to this file: the sysroot can move\n"
+	           "--target=%s\n--sysroot=<CFGDIR>/..\n-fuse-ld=lld\n", t->name, t->triple);
+	if (compiler_rt)
+		buf_printf(&cfg, "-resource-dir=<CFGDIR>/../usr/lib/clang/%s\n--rtlib=compiler-rt\n"
+		           "--unwindlib=%s\n", h->clang_version, libunwind ? "libunwind" : "none");
+	else if (libgcc)
+		buf_puts(&cfg, "--rtlib=libgcc\n--unwindlib=libgcc\n");
+	/* C++ headers from this sysroot only: clang would otherwise prefer a libc++ installed
+	 * beside the host compiler (libc++-19-dev), configured for the host's glibc. */
+	if (libcxx)
+		buf_puts(&cfg, "-stdlib=libc++\n-nostdinc++\n-cxx-isystem<CFGDIR>/../usr/include/c++/v1\n");
+	else if (libstdcxx)
+		buf_puts(&cfg, "-stdlib=libstdc++\n");
+	/* 16-byte atomics and __atomic_* calls need libatomic: linked where needed, so users
+	 * never add -latomic (lld resolves it wherever it stands on the line). */
+	if (atomic)
+		buf_puts(&cfg, "-Wl,--push-state,--as-needed,-latomic,--pop-state\n");
+	if (t->static_only)
+		buf_puts(&cfg, "# static runtimes only\n-static\n");
+	for (size_t i = 0; i < t->cflags.n; i++)
+		buf_printf(&cfg, "%s\n", t->cflags.v[i]);
+	return buf_detach(&cfg);
+}
+
+int toolchain_write_files(const struct host_llvm *h, const struct target *t,
+                          const struct strlist *provided, const char *root, const char *out)
+{
+	char *bin = path_join(root, "bin");
+	char *share = path_join(root, "share/crossroot");
+	if (mkdir_p(bin, 0755) < 0 || mkdir_p(share, 0755) < 0) {
+		free(bin);
+		free(share);
+		return -1;
+	}
+	char *cfg = clang_config(h, t, root);
+	char *cfg_name = xasprintf("%s.cfg", t->name);
+	int rc = write_text(bin, cfg_name, cfg, 0644);
+	free(cfg);
+	free(cfg_name);
+
+	const char *locate = "d=$(dirname \"$(readlink -f \"$0\")\")\n";
+	const char *drivers[][3] = {{"clang", "cc", "clang"}, {"cc", "cc", "clang"},
+	                            {"clang++", "cxx", "clang++"}, {"c++", "cxx", "clang++"},
+	                            {"cpp", "cpp", "clang-cpp"}};
+	for (size_t i = 0; i < 5 && rc == 0; i++) {
+		char *tool = tool_command(h, provided, drivers[i][1], drivers[i][2]);
+		bool clang = is_clang(tool);
+		char *text = clang
+			? xasprintf("#!/bin/sh\n# %s for %s with the sysroot this script lives in "
+			            "(generated by crossroot)\n%sexec %s --no-default-config "
+			            "--config=\"$d/%s.cfg\" \"$@\"\n", drivers[i][0], t->name, locate, tool,
+			            t->name)
+			: xasprintf("#!/bin/sh\n# %s for %s with the sysroot this script lives in "
+			            "(generated by crossroot)\n%sexec %s --sysroot=\"$d/..\" \"$@\"\n",
+			            drivers[i][0], t->name, locate, tool);
+		char *name = xasprintf("%s-%s", t->name, drivers[i][0]);
+		rc = write_text(bin, name, text, 0755);
+		free(name);
+		free(text);
+		free(tool);
+	}
+	for (size_t i = 0; i < N_LLVM_TOOLS && rc == 0; i++) {
+		char *tool = tool_command(h, provided, llvm_tools[i][0], llvm_tools[i][1]);
+		bool ld = strcmp(llvm_tools[i][0], "ld") == 0;
+		char *text = xasprintf("#!/bin/sh\n# %s for %s (generated by crossroot)\n%sexec %s%s "
+		                       "\"$@\"\n", llvm_tools[i][0], t->name, locate, tool,
+		                       ld ? " --sysroot=\"$d/..\"" : "");
+		char *name = xasprintf("%s-%s", t->name, llvm_tools[i][0]);
+		rc = write_text(bin, name, text, 0755);
+		free(name);
+		free(text);
+		free(tool);
+	}
+	if (rc == 0) {
+		char *text = xasprintf(
+			"#!/bin/sh\n# pkg-config that sees only this sysroot's .pc files (generated by crossroot)\n"
+			"d=$(dirname \"$(dirname \"$(readlink -f \"$0\")\")\")\n"
+			"PKG_CONFIG_DIR=\nPKG_CONFIG_SYSROOT_DIR=\"$d\"\n"
+			"PKG_CONFIG_LIBDIR=\"$d/usr/lib/pkgconfig:$d/usr/share/pkgconfig\"\n"
+			"export PKG_CONFIG_DIR PKG_CONFIG_SYSROOT_DIR PKG_CONFIG_LIBDIR\n"
+			"exec pkg-config \"$@\"\n");
+		char *name = xasprintf("%s-pkg-config", t->name);
+		rc = write_text(bin, name, text, 0755);
+		free(name);
+		free(text);
+	}
+	if (rc == 0) {
+		char *text = xasprintf(
+			"# CMake toolchain file for %s, generated by crossroot. Use:\n"
+			"#   cmake -DCMAKE_TOOLCHAIN_FILE=<this file> ...\n"
+			"get_filename_component(CROSSROOT_SYSROOT \"${CMAKE_CURRENT_LIST_DIR}/../..\" ABSOLUTE)\n"
+			"set(CMAKE_SYSTEM_NAME Linux)\nset(CMAKE_SYSTEM_PROCESSOR %s)\n"
+			"set(CMAKE_SYSROOT \"${CROSSROOT_SYSROOT}\")\n"
+			"set(CMAKE_C_COMPILER \"${CROSSROOT_SYSROOT}/bin/%s-clang\")\n"
+			"set(CMAKE_CXX_COMPILER \"${CROSSROOT_SYSROOT}/bin/%s-clang++\")\n"
+			"set(CMAKE_ASM_COMPILER \"${CROSSROOT_SYSROOT}/bin/%s-clang\")\n"
+			"set(CMAKE_AR \"${CROSSROOT_SYSROOT}/bin/%s-ar\")\n"
+			"set(CMAKE_RANLIB \"${CROSSROOT_SYSROOT}/bin/%s-ranlib\")\n"
+			"set(CMAKE_CROSSCOMPILING_EMULATOR %s -L \"${CROSSROOT_SYSROOT}\")\n"
+			"set(CMAKE_FIND_ROOT_PATH \"${CROSSROOT_SYSROOT}\")\n"
+			"set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)\n"
+			"set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)\n"
+			"set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)\n"
+			"set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)\n",
+			t->name, t->cpu, t->name, t->name, t->name, t->name, t->name, t->qemu);
+		rc = write_text(share, "toolchain.cmake", text, 0644);
+		free(text);
+	}
+	if (rc == 0) {
+		char *dir = path_join(out, t->name);
+		char *text = xasprintf(
+			"# Meson cross file for %s, generated by crossroot. Use:\n"
+			"#   meson setup --cross-file <this file> build\n"
+			"# Meson needs absolute paths here: regenerate (crossroot build) after moving.\n"
+			"[binaries]\nc = '%s/bin/%s-clang'\ncpp = '%s/bin/%s-clang++'\n"
+			"ar = '%s/bin/%s-ar'\nstrip = '%s/bin/%s-strip'\n"
+			"pkg-config = '%s/bin/%s-pkg-config'\npkgconfig = '%s/bin/%s-pkg-config'\n"
+			"exe_wrapper = ['%s', '-L', '%s']\n\n"
+			"[properties]\nsys_root = '%s'\n\n"
+			"[host_machine]\nsystem = 'linux'\ncpu_family = '%s'\ncpu = '%s'\nendian = '%s'\n",
+			t->name, dir, t->name, dir, t->name, dir, t->name, dir, t->name, dir, t->name, dir,
+			t->name, t->qemu, dir, dir, t->cpu_family, t->cpu, t->endian);
+		rc = write_text(share, "meson-cross.ini", text, 0644);
+		free(text);
+		free(dir);
+	}
+	if (rc == 0) {
+		char *text = xasprintf(
+			"# . this file to build ./configure projects for %s (generated by crossroot)\n"
+			"CROSSROOT_SYSROOT=$(cd \"$(dirname \"${BASH_SOURCE:-$0}\")/../..\" && pwd)\n"
+			"export CC=\"$CROSSROOT_SYSROOT/bin/%s-clang\" CXX=\"$CROSSROOT_SYSROOT/bin/%s-clang++\"\n"
+			"export AR=\"$CROSSROOT_SYSROOT/bin/%s-ar\" RANLIB=\"$CROSSROOT_SYSROOT/bin/%s-ranlib\"\n"
+			"export NM=\"$CROSSROOT_SYSROOT/bin/%s-nm\" STRIP=\"$CROSSROOT_SYSROOT/bin/%s-strip\"\n"
+			"export PKG_CONFIG=\"$CROSSROOT_SYSROOT/bin/%s-pkg-config\"\n"
+			"export CROSSROOT_HOST=%s\n",
+			t->name, t->name, t->name, t->name, t->name, t->name, t->name, t->name, t->name);
+		rc = write_text(share, "env.sh", text, 0644);
+		free(text);
+	}
+	free(bin);
+	free(share);
+	return rc;
+}

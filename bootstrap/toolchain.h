@@ -1,0 +1,67 @@
+/* toolchain: everything about compilers, in one place. Which compilers and binary tools a
+ * target's stages use, what identifies them in stage keys, the ${cc}-style variables and the
+ * PATH of build steps, the CMake toolchain file each stage gets, and the files that make a
+ * finished sysroot a ready cross compiler (clang config, wrappers, CMake, Meson, env,
+ * pkg-config).
+ *
+ * A target's toolchain is either the host's LLVM (the default) or the tools stages its
+ * `toolchain:` list names. Tools stages install into a host prefix (`installs: tools`) that
+ * never enters the sysroot; each says which tools it provides (`provides: {cc: bin/x-gcc}`).
+ * A provided tool replaces the host's; what is not provided stays the host LLVM's. Keys of
+ * stages built with a stage toolchain carry that stage's output, not the host compiler's
+ * hash (plan.c adds the line).
+ *
+ * Nothing here spawns a process; toolchain_host_probe() reads files, toolchain_host_fake()
+ * lets tests plan without any compiler installed. */
+#ifndef CROSSROOT_TOOLCHAIN_H
+#define CROSSROOT_TOOLCHAIN_H
+
+#include "digest.h"
+#include "recipes.h"
+
+/* The host's LLVM: the default toolchain, and the compiler of tools stages. */
+struct host_llvm {
+	char *bin;                  /* directory of clang, ld.lld, llvm-ar, ... */
+	char *clang_version;        /* name of clang's resource directory, e.g. "19" */
+	char *resource_dir;         /* the host clang's resource directory */
+	char identity[DIGEST_HEX_LEN + 1];   /* clang, lld, llvm-ar and LLVM's libraries */
+};
+
+/* Find and identify the host LLVM in `bin`. Big files are hashed once: their hashes are kept
+ * in `hash_cache` by (device, inode, size, mtime). Returns -1 after error(). */
+int toolchain_host_probe(struct host_llvm *h, const char *bin, const char *hash_cache);
+/* A host LLVM that is not looked at: for tests of the planner. */
+void toolchain_host_fake(struct host_llvm *h, const char *bin, const char *clang_version,
+                         const char *identity);
+void toolchain_host_release(struct host_llvm *h);
+
+/* Where one stage instance builds. */
+struct stage_paths {
+	const char *work;           /* mapped to /crossroot in debug info (-ffile-prefix-map) */
+	const char *sysroot;        /* the stage's private sysroot */
+	const char *tools;          /* the stage's private tools prefix */
+	const char *build, *destdir;
+	const char *cmake_toolchain;/* where toolchain_write_cmake_file() puts its file */
+};
+
+/* The ${variables} of a stage of target `t` whose compilers come from `provided` (name, path
+ * under paths->tools, ...; the union of the target's toolchain stages' `provides`, empty for
+ * the host LLVM; NULL for a tools stage, which is built for the host). Appends name, value
+ * pairs to `vars`. */
+void toolchain_stage_vars(const struct host_llvm *h, const struct target *t,
+                          const struct strlist *provided, const struct stage_paths *paths,
+                          int jobs, struct strlist *vars);
+/* PATH for build steps: the tools prefix's bin first, then the host LLVM, then the system. */
+char *toolchain_step_path(const struct host_llvm *h, const char *tools);
+/* Write the stage's CMake toolchain file (${cmake_toolchain}) from its variables. */
+int toolchain_write_cmake_file(const char *path, const struct target *t,
+                               const struct strlist *vars);
+
+/* Write into `root` (a sysroot being assembled; tools stages' files are in root/toolchain)
+ * the clang config, the <target>-* wrappers and the generated build-system files. `out` is
+ * where the sysroot will live (the Meson file needs absolute paths). Runtimes are chosen
+ * from what the sysroot holds (compiler-rt or libgcc, libc++ or libstdc++). */
+int toolchain_write_files(const struct host_llvm *h, const struct target *t,
+                          const struct strlist *provided, const char *root, const char *out);
+
+#endif
