@@ -2,9 +2,14 @@
  * new directory, safely and only in part if asked.
  *
  * Safety: an entry is refused, and the whole extraction fails, if its path is absolute or has
- * a `..` component, if it is a device, FIFO or socket, if it carries set-user/group-id bits,
- * or if it is a hard or symbolic link whose target leaves the directory. libarchive's secure
- * flags enforce the same underneath. Limits bound the entry count and the bytes written.
+ * a `..` component, if it is a device, FIFO or socket, or if it carries set-user/group-id
+ * bits. Names are taken as the file system takes them (`.` and `//` do not count). Links
+ * are resolved as the kernel would, through the links extracted before (and, at the end,
+ * after) them: a symbolic link whose target leads outside or loops is refused, as is any
+ * entry written through a symbolic link or replacing one, a hard link whose target goes
+ * through one, and a hard link to a symbolic link that leads outside from its new place.
+ * libarchive's secure flags enforce the same underneath. Limits bound the entry count and
+ * the bytes written.
  * Atomicity: entries go to DEST.tmp.<pid>, renamed to DEST at the end; DEST exists only
  * when complete. On any failure nothing is left but what existed before. */
 #ifndef CROSSROOT_EXTRACT_H

@@ -508,6 +508,102 @@ static void test_extract_hostile(void)
 	free(dest);
 }
 
+/* Links that lead outside only when resolved as the kernel would: through `.` and `//` in
+ * entry names, through links extracted earlier (or later), through a hard link. Each archive
+ * must be refused with its message, leaving nothing behind. */
+static void test_extract_link_escapes(void)
+{
+	struct {
+		const char *name;
+		struct entry e[3];
+		size_t n;
+		bool tar_only;      /* zip holds no hard links */
+		const char *message;
+	} cases[] = {
+		{"dot-slash", {{"pkg/./l", SYMLINK, "../escape", 0}}, 1, false,
+		 "entry 'pkg/./l' is a symbolic link to '../escape', outside"},
+		{"dot-slashes", {{"pkg/.///l", SYMLINK, "../../../etc", 0}}, 1, false,
+		 "entry 'pkg/.///l' is a symbolic link to '../../../etc', outside"},
+		{"double-slash", {{"pkg/d//l", SYMLINK, "../../escape", 0}}, 1, false,
+		 "entry 'pkg/d//l' is a symbolic link to '../../escape', outside"},
+		{"link-to-dot", {{"pkg/a", SYMLINK, ".", 0}, {"pkg/b", SYMLINK, "a/a/a/../../..", 0}}, 2,
+		 false, "entry 'pkg/b' is a symbolic link to 'a/a/a/../../..', outside"},
+		{"link-up", {{"pkg/sub/d", SYMLINK, "..", 0}, {"pkg/sub/l", SYMLINK, "d/../escape", 0}},
+		 2, false, "entry 'pkg/sub/l' is a symbolic link to 'd/../escape', outside"},
+		{"later-link", {{"pkg/d/b", SYMLINK, "c/../..", 0}, {"pkg/d/c", SYMLINK, "..", 0}}, 2,
+		 false, "entry 'pkg/d/b' is a symbolic link to 'c/../..', outside"},
+		{"write-through", {{"pkg/sub/", DIR_, NULL, 0}, {"pkg/d", SYMLINK, "sub", 0},
+		                   {"pkg/d/f", REG, "x", 0}}, 3, false,
+		 "entry 'pkg/d/f' would be written through the symbolic link 'pkg/d'"},
+		{"dir-over-link", {{"pkg/sub/", DIR_, NULL, 0}, {"pkg/d", SYMLINK, "sub", 0},
+		                   {"pkg/d/", DIR_, NULL, 0}}, 3, false,
+		 "entry 'pkg/d/' would replace the symbolic link 'pkg/d'"},
+		{"hardlink-through", {{"pkg/sub/f", REG, "x", 0}, {"pkg/d", SYMLINK, "sub", 0},
+		                      {"pkg/h", HARDLINK, "pkg/d/f", 0}}, 3, true,
+		 "entry 'pkg/h' is a hard link to 'pkg/d/f' through the symbolic link 'pkg/d'"},
+		{"hardlink-to-link", {{"pkg/sub/deep/s", SYMLINK, "../x", 0},
+		                      {"pkg/h", HARDLINK, "pkg/sub/deep/s", 0}}, 2, true,
+		 "entry 'pkg/h' is a hard link to the symbolic link 'pkg/sub/deep/s' (to '../x'), "
+		 "outside"},
+	};
+	const int formats[][2] = {{ARCHIVE_FORMAT_TAR_PAX_RESTRICTED, 0},
+	                          {ARCHIVE_FORMAT_TAR_PAX_RESTRICTED, 'x'},
+	                          {ARCHIVE_FORMAT_ZIP, 0}};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		for (int f = 0; f < 3; f++) {
+			if (formats[f][0] == ARCHIVE_FORMAT_ZIP && cases[c].tar_only)
+				continue;
+			struct entry e[4] = {{"pkg/ok", REG, "fine\n", 0}};
+			memcpy(e + 1, cases[c].e, cases[c].n * sizeof(e[0]));
+			char name[64];
+			snprintf(name, sizeof(name), "escape-%s-%d", cases[c].name, f);
+			char *archive = make_archive(name, formats[f][0], formats[f][1], e, cases[c].n + 1);
+			char *dest = xasprintf("%s/out-%s-%d", scratch, cases[c].name, f);
+			struct extract_call call = {{.archive = archive, .dest = dest, .strip = 1}};
+			int rc;
+			char *err = capture_stderr(call_extract, &call, &rc);
+			CHECK(rc < 0);
+			if (!strstr(err, cases[c].message)) {
+				failures++;
+				fprintf(stderr, "escaping links %s (format %d): rc %d, expected '%s' in:\n%s\n",
+				        cases[c].name, f, rc, cases[c].message, err);
+			}
+			CHECK(!path_exists(dest));
+			char *tmp = xasprintf("%s.tmp.%ld", dest, (long)getpid());
+			CHECK(!path_exists(tmp));
+			free(tmp);
+			free(err);
+			free(dest);
+			free(archive);
+			if (rc == 0) {   /* the old code let it through: do not leave the links around */
+				char *out = xasprintf("%s/out-%s-%d", scratch, cases[c].name, f);
+				remove_tree(out);
+				free(out);
+			}
+		}
+	}
+	/* what resolves inside is fine, however it is spelled */
+	const struct entry inside[] = {
+		{"pkg/sub/deep/f", REG, "x", 0},
+		{"pkg/d", SYMLINK, "sub/deep", 0},
+		{"pkg/sub/l", SYMLINK, "../d/../f2", 0},      /* lexically up, physically sub/f2 */
+		{"pkg/.//sub//g", REG, "y", 0},
+		{"pkg/sub/h", HARDLINK, "pkg/./sub//deep/f", 0},
+	};
+	char *archive = make_archive("inside.tar", ARCHIVE_FORMAT_TAR_PAX_RESTRICTED, 0, inside, 5);
+	char *dest = xasprintf("%s/inside", scratch);
+	struct extract_options o = {.archive = archive, .dest = dest, .strip = 1};
+	CHECK(extract_archive(&o) == 0);
+	char *p = xasprintf("%s/sub/g", dest);
+	CHECK(file_has(p, "y"));
+	free(p);
+	p = xasprintf("%s/sub/h", dest);
+	CHECK(file_has(p, "x"));
+	free(p);
+	free(dest);
+	free(archive);
+}
+
 /* ---- util ---- */
 
 static void test_util(void)
@@ -542,6 +638,7 @@ int main(void)
 	test_recipes();
 	test_extract_good();
 	test_extract_hostile();
+	test_extract_link_escapes();
 	test_util();
 	remove_tree(scratch);
 	printf("unit: %d checks, %d failed\n", checks, failures);
