@@ -226,25 +226,6 @@ static int wanted(const struct extract_options *o, const char *path)
 	return 0;
 }
 
-static int copy_data(struct archive *in, struct archive *out, long long *bytes, long long max)
-{
-	for (;;) {
-		const void *block;
-		size_t size;
-		la_int64_t offset;
-		int r = archive_read_data_block(in, &block, &size, &offset);
-		if (r == ARCHIVE_EOF)
-			return ARCHIVE_OK;
-		if (r < ARCHIVE_WARN)
-			return r;
-		*bytes += (long long)size;
-		if (*bytes > max)
-			return ARCHIVE_FATAL - 1;   /* our own code: limit exceeded */
-		if (archive_write_data_block(out, block, size, offset) < ARCHIVE_WARN)
-			return ARCHIVE_FATAL;
-	}
-}
-
 static bool is_xz(const char *path)
 {
 	unsigned char magic[6] = {0};
@@ -359,21 +340,43 @@ static int check_written_links(struct extraction *x, const char *name, const cha
 	return 0;
 }
 
-/* Write the data of the current entry. Returns 0, or -1 after error(). */
-static int copy_entry_data(struct extraction *x, const char *name)
+/* libarchive's words for a failed write name neither the file nor, always, the reason (a
+ * full disk is "Write failed", and only a warning): say both. */
+static void write_failed(struct extraction *x, const char *path)
 {
-	int r = copy_data(x->in, x->out, &x->bytes, x->max_bytes);
-	if (r == ARCHIVE_FATAL - 1) {
-		error("archive '%s': entry '%s' takes the extracted size over %lld bytes; refusing "
-		      "the archive", x->o->archive, name, x->max_bytes);
-		return -1;
+	int err = archive_errno(x->out);
+	error("archive '%s': cannot write '%s/%s': %s", x->o->archive, x->o->dest, path,
+	      err ? strerror(err) : archive_error_string(x->out));
+}
+
+/* Write the data of the current entry. Every block must be written whole: libarchive reports
+ * a failed or short write (ENOSPC) as ARCHIVE_WARN, and finishing the entry would then
+ * extend the file with zeros to its size. Returns 0, or -1 after error(). */
+static int copy_entry_data(struct extraction *x, const char *name, const char *path)
+{
+	for (;;) {
+		const void *block;
+		size_t size;
+		la_int64_t offset;
+		int r = archive_read_data_block(x->in, &block, &size, &offset);
+		if (r == ARCHIVE_EOF)
+			return 0;
+		if (r < ARCHIVE_WARN) {
+			error("archive '%s': entry '%s': %s", x->o->archive, name,
+			      archive_error_string(x->in));
+			return -1;
+		}
+		x->bytes += (long long)size;
+		if (x->bytes > x->max_bytes) {
+			error("archive '%s': entry '%s' takes the extracted size over %lld bytes; "
+			      "refusing the archive", x->o->archive, name, x->max_bytes);
+			return -1;
+		}
+		if (archive_write_data_block(x->out, block, size, offset) != ARCHIVE_OK) {
+			write_failed(x, path);
+			return -1;
+		}
 	}
-	if (r != ARCHIVE_OK) {
-		error("archive '%s': entry '%s': %s", x->o->archive, name,
-		      archive_error_string(r == ARCHIVE_FATAL ? x->out : x->in));
-		return -1;
-	}
-	return 0;
 }
 
 /* Extract one entry whose header was just read: check, then write (or skip). */
@@ -433,15 +436,14 @@ static int extract_entry(struct extraction *x, struct archive_entry *e)
 	if (hard_path)
 		archive_entry_set_hardlink(e, hard_path);
 	if (archive_write_header(x->out, e) < ARCHIVE_WARN) {
-		error("archive '%s': cannot write entry '%s': %s", o->archive, name,
-		      archive_error_string(x->out));
+		write_failed(x, path);
 		goto out;
 	}
-	if (archive_entry_size(e) > 0 && copy_entry_data(x, name) < 0)
+	if (archive_entry_size(e) > 0 && copy_entry_data(x, name, path) < 0)
 		goto out;
-	if (archive_write_finish_entry(x->out) < ARCHIVE_WARN) {
-		error("archive '%s': cannot finish entry '%s': %s", o->archive, name,
-		      archive_error_string(x->out));
+	/* a warning here is a size or mode that could not be set: not a complete file */
+	if (archive_write_finish_entry(x->out) != ARCHIVE_OK) {
+		write_failed(x, path);
 		goto out;
 	}
 	if (record.path) {

@@ -11,7 +11,9 @@
  * libarchive's secure flags enforce the same underneath. Limits bound the entry count and
  * the bytes written.
  * Atomicity: entries go to DEST.tmp.<pid>, renamed to DEST at the end; DEST exists only
- * when complete. On any failure nothing is left but what existed before. */
+ * when complete. Every write must succeed whole: a full disk (which libarchive reports only
+ * as a warning) is an error naming the file and errno's words. On any failure nothing is
+ * left but what existed before. */
 #ifndef CROSSROOT_EXTRACT_H
 #define CROSSROOT_EXTRACT_H
 

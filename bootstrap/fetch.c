@@ -31,7 +31,8 @@ struct transfer {
 	struct digest digest;
 	long long bytes;            /* in the part file (resumed ones included) */
 	long long resumed_from;     /* bytes already there when this attempt started */
-	bool too_large, write_failed, checked_resume;
+	bool too_large, checked_resume;
+	int write_errno;            /* why writing the part failed (ENOSPC...), 0 if it did not */
 	CURL *curl;
 	char errbuf[CURL_ERROR_SIZE];
 	char *result;               /* cache path once verified */
@@ -130,6 +131,21 @@ static void release_origins(struct transfer *t)
 	free(t->is_mirror);
 }
 
+/* Write all of `data`, going on after a short write: the next write then says why (ENOSPC).
+ * Returns 0, or -1 with errno set. */
+static int write_all(int fd, const char *data, size_t n)
+{
+	for (size_t off = 0; off < n;) {
+		ssize_t w = write(fd, data + off, n - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -1;
+		off += (size_t)w;
+	}
+	return 0;
+}
+
 /* Start the part over: empty file, fresh digest. */
 static int reset_part(struct transfer *t)
 {
@@ -154,7 +170,7 @@ static size_t on_data(char *data, size_t size, size_t count, void *arg)
 		long code = 0;
 		curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &code);
 		if (t->resumed_from > 0 && code == 200 && reset_part(t) < 0) {
-			t->write_failed = true;
+			t->write_errno = errno ? errno : EIO;
 			return 0;
 		}
 		t->checked_resume = true;
@@ -163,15 +179,9 @@ static size_t on_data(char *data, size_t size, size_t count, void *arg)
 		t->too_large = true;
 		return 0;
 	}
-	for (size_t off = 0; off < n;) {
-		ssize_t w = write(t->fd, data + off, n - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			t->write_failed = true;
-			return 0;
-		}
-		off += (size_t)w;
+	if (write_all(t->fd, data, n) < 0) {
+		t->write_errno = errno;
+		return 0;
 	}
 	digest_update(&t->digest, data, n);
 	t->bytes += (long long)n;
@@ -263,22 +273,44 @@ static CURL *new_handle(const struct fetch_options *opts, const char *url, char 
 	return c;
 }
 
+struct small_file {
+	int fd;
+	int write_errno;
+};
+
+static size_t on_small_data(char *data, size_t size, size_t count, void *arg)
+{
+	struct small_file *f = arg;
+	if (write_all(f->fd, data, size * count) < 0) {
+		f->write_errno = errno;
+		return 0;
+	}
+	return size * count;
+}
+
 /* Download a small file (a signature) to `path`, blocking. Returns 0 or -1 with `why`. */
 static int fetch_small(const struct fetch_options *opts, const char *url, const char *path,
                        struct buf *why)
 {
-	FILE *out = fopen(path, "we");
-	if (!out) {
+	struct small_file out = {open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), 0};
+	if (out.fd < 0) {
 		buf_printf(why, "cannot create '%s': %s", path, strerror(errno));
 		return -1;
 	}
 	char errbuf[CURL_ERROR_SIZE] = "";
 	CURL *c = new_handle(opts, url, errbuf, 64 << 10);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_small_data);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &out);
 	CURLcode code = curl_easy_perform(c);
 	curl_easy_cleanup(c);
-	if (fclose(out) != 0 && code == CURLE_OK)
-		code = CURLE_WRITE_ERROR;
+	if (code == CURLE_OK && (fsync(out.fd) < 0 || close(out.fd) < 0))
+		out.write_errno = errno;
+	else
+		close(out.fd);
+	if (out.write_errno) {
+		buf_printf(why, "cannot write '%s': %s", path, strerror(out.write_errno));
+		return -1;
+	}
 	if (code != CURLE_OK) {
 		buf_printf(why, "cannot fetch signature %s: %s", url,
 		           errbuf[0] ? errbuf : curl_easy_strerror(code));
@@ -357,7 +389,8 @@ static CURL *start(const struct fetch_options *opts, struct transfer *t)
 {
 	const struct origin *o = &t->origins[t->origin];
 	t->resumed_from = t->bytes;
-	t->too_large = t->write_failed = t->checked_resume = false;
+	t->too_large = t->checked_resume = false;
+	t->write_errno = 0;
 	t->errbuf[0] = '\0';
 	if (lseek(t->fd, 0, SEEK_END) < 0) {
 		error("cannot seek '%s':", t->part_path);
@@ -439,10 +472,11 @@ static void finish(const struct fetch_options *opts, struct transfer *t, CURLcod
 		buf_release(&why);
 		char *final = path_join(opts->cache_dir, o->sha256);
 		if (fsync(t->fd) < 0 || rename(t->part_path, final) < 0) {
+			/* the cache cannot take it (a full disk): no other origin helps */
 			error("cannot store '%s' as '%s':", t->part_path, final);
 			close_part(t, true);
 			free(final);
-			next_origin(t);
+			t->done = t->failed = true;
 			return;
 		}
 		close_part(t, false);
@@ -454,8 +488,15 @@ static void finish(const struct fetch_options *opts, struct transfer *t, CURLcod
 		t->done = true;
 		return;
 	}
+	if (t->write_errno) {
+		/* the cache cannot take it (a full disk): no other origin or attempt helps */
+		error("%s: cannot write '%s': %s; the part was removed", t->source->name,
+		      t->part_path, strerror(t->write_errno));
+		close_part(t, true);
+		t->done = t->failed = true;
+		return;
+	}
 	const char *why = t->too_large ? "larger than its max-size" :
-	                  t->write_failed ? "cannot write to the download cache" :
 	                  t->errbuf[0] ? t->errbuf : curl_easy_strerror(code);
 	if (code == CURLE_RANGE_ERROR && t->attempt < opts->retries) {
 		/* the server cannot resume: start this file over */
@@ -467,7 +508,7 @@ static void finish(const struct fetch_options *opts, struct transfer *t, CURLcod
 		}
 		return;
 	}
-	bool retry = !t->too_large && !t->write_failed && transient(code, http) &&
+	bool retry = !t->too_large && transient(code, http) &&
 	             t->attempt < opts->retries;
 	if (retry) {
 		double delay = opts->backoff_seconds * (1 << t->attempt);

@@ -6,7 +6,9 @@
  *   DIR/tmp/<sha256>.part     bytes in flight, flock()ed by the process writing them; an
  *                             interrupted download is re-hashed and resumed (HTTP Range)
  * A file is renamed into DIR only after its sha256 matched the origin's pin, so whatever a
- * reader finds there is verified. Origins are tried in order; an origin that fails for good
+ * reader finds there is verified. A write that fails (a full disk) fails the download at once,
+ * naming the part file and errno's words, and removes the part: no origin can help. Origins
+ * are tried in order; an origin that fails for good
  * (404, hash mismatch, too large, apt has no such file) passes to the next at once, a
  * transient failure (connect, reset, 5xx, stall) is retried with backoff first. */
 #ifndef CROSSROOT_FETCH_H

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -604,6 +606,66 @@ static void test_extract_link_escapes(void)
 	free(archive);
 }
 
+/* A 2 MiB tmpfs at `dir`, for running out of space on purpose; false (with a skip message)
+ * where mounting is not permitted. */
+static bool mount_small_tmpfs(const char *dir, const char *test)
+{
+	mkdir_p(dir, 0755);
+	if (mount("tmpfs", dir, "tmpfs", 0, "size=2m") == 0)
+		return true;
+	printf("unit: skipped %s: cannot mount a tmpfs (%s; needs root)\n", test, strerror(errno));
+	return false;
+}
+
+/* A full disk is an error naming the file, not a tree of zero-filled files reported done,
+ * and it leaves neither the destination nor the temporary directory. */
+static void test_extract_no_space(void)
+{
+	char *full = xasprintf("%s/full", scratch);
+	if (!mount_small_tmpfs(full, "the full-disk extraction test")) {
+		free(full);
+		return;
+	}
+	size_t size = 3 << 20;
+	char *big = xmalloc(size + 1);
+	memset(big, 'a', size);
+	big[size] = '\0';
+	const struct entry e[] = {{"pkg/small.txt", REG, "small\n", 0}, {"pkg/big.bin", REG, big, 0},
+	                          {"pkg/after.txt", REG, "after\n", 0}};
+	const int formats[][2] = {{ARCHIVE_FORMAT_TAR_PAX_RESTRICTED, 0},
+	                          {ARCHIVE_FORMAT_TAR_PAX_RESTRICTED, 'x'},
+	                          {ARCHIVE_FORMAT_ZIP, 0}};
+	for (int f = 0; f < 3; f++) {
+		char name[32];
+		snprintf(name, sizeof(name), "nospace-%d", f);
+		char *archive = make_archive(name, formats[f][0], formats[f][1], e, 3);
+		char *dest = xasprintf("%s/tree-%d", full, f);
+		struct extract_call call = {{.archive = archive, .dest = dest, .strip = 1}};
+		int rc;
+		char *err = capture_stderr(call_extract, &call, &rc);
+		char *expected = xasprintf("cannot write '%s/big.bin': No space left on device", dest);
+		CHECK(rc == -1);
+		if (!strstr(err, expected)) {
+			failures++;
+			fprintf(stderr, "full disk (format %d): rc %d, expected '%s' in:\n%s\n", f, rc,
+			        expected, err);
+		}
+		CHECK(!path_exists(dest));
+		struct strlist left = {0};
+		list_dir(full, &left);
+		CHECK(left.n == 0);   /* no temporary directory either */
+		strlist_release(&left);
+		remove_tree(dest);
+		free(expected);
+		free(err);
+		free(dest);
+		free(archive);
+	}
+	free(big);
+	CHECK(umount(full) == 0);
+	free(full);
+}
+
 /* ---- util ---- */
 
 static void test_util(void)
@@ -639,6 +701,7 @@ int main(void)
 	test_extract_good();
 	test_extract_hostile();
 	test_extract_link_escapes();
+	test_extract_no_space();
 	test_util();
 	remove_tree(scratch);
 	printf("unit: %d checks, %d failed\n", checks, failures);
