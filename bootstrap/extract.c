@@ -257,7 +257,9 @@ struct extraction {
 	struct archive *in, *out;
 	struct links links;
 	size_t entries, written, max_entries;
-	long long bytes, max_bytes;
+	long long bytes;            /* data written */
+	long long declared;         /* sizes of all entries so far, extracted or not */
+	long long max_bytes;
 };
 
 /* Refuse what no archive of sources needs, whether it is extracted or not: absolute paths,
@@ -340,6 +342,23 @@ static int check_written_links(struct extraction *x, const char *name, const cha
 	return 0;
 }
 
+/* The bound on what the whole archive expands to, checked on each entry's declared size
+ * before its data is decompressed (a bomb is refused at once), whether it is extracted or
+ * not (skipping an entry decompresses it too). */
+static int check_size(struct extraction *x, struct archive_entry *e)
+{
+	if (!archive_entry_size_is_set(e) || archive_entry_size(e) <= 0)
+		return 0;
+	long long size = archive_entry_size(e);
+	x->declared += size;
+	if (x->declared <= x->max_bytes)
+		return 0;
+	error("archive '%s': entry '%s' (%lld bytes) takes the extracted size over %lld bytes%s; "
+	      "refusing the archive", x->o->archive, archive_entry_pathname(e), size, x->max_bytes,
+	      x->o->max_bytes ? "" : " (the bound for an archive of its size)");
+	return -1;
+}
+
 /* libarchive's words for a failed write name neither the file nor, always, the reason (a
  * full disk is "Write failed", and only a warning): say both. */
 static void write_failed(struct extraction *x, const char *path)
@@ -366,6 +385,7 @@ static int copy_entry_data(struct extraction *x, const char *name, const char *p
 			      archive_error_string(x->in));
 			return -1;
 		}
+		/* sizes may be missing or wrong (zip, damaged headers): count the bytes too */
 		x->bytes += (long long)size;
 		if (x->bytes > x->max_bytes) {
 			error("archive '%s': entry '%s' takes the extracted size over %lld bytes; "
@@ -383,8 +403,7 @@ static int copy_entry_data(struct extraction *x, const char *name, const char *p
 static int extract_entry(struct extraction *x, struct archive_entry *e)
 {
 	const struct extract_options *o = x->o;
-	const char *name = archive_entry_pathname(e);
-	if (!name)
+	if (!archive_entry_pathname(e))
 		return 0;
 	if (++x->entries > x->max_entries) {
 		error("archive '%s': more than %zu entries; refusing it", o->archive, x->max_entries);
@@ -394,18 +413,23 @@ static int extract_entry(struct extraction *x, struct archive_entry *e)
 	const char *hard = archive_entry_hardlink(e);
 	if (hard)
 		type = AE_IFREG;   /* tar hard links may carry no file type of their own */
-	if (check_entry(x, e, name, type) < 0)
+	if (check_entry(x, e, archive_entry_pathname(e), type) < 0 || check_size(x, e) < 0)
 		return -1;
+	/* copies: setting the entry's path and link below frees the strings they point to */
+	char *name = xstrdup(archive_entry_pathname(e));
 	char *path = normalize_path(name, o->strip);
-	if (!path)
-		return 0;
 	char *hard_path = hard ? normalize_path(hard, o->strip) : NULL;
+	char *hard_name = hard ? xstrdup(hard) : NULL;
 	const char *sym = type == AE_IFLNK ? archive_entry_symlink(e) : NULL;
 	struct link record = {0};   /* the link this entry adds, if any */
 	int rc = -1;
+	if (!path) {
+		rc = 0;
+		goto out;
+	}
 	if (hard && !hard_path) {
 		error("archive '%s': entry '%s' is a hard link to '%s' outside the extraction "
-		      "directory; refusing the archive", o->archive, name, hard);
+		      "directory; refusing the archive", o->archive, name, hard_name);
 		goto out;
 	}
 	if (sym && check_symlink(x, name, path, sym) < 0)
@@ -414,7 +438,7 @@ static int extract_entry(struct extraction *x, struct archive_entry *e)
 		rc = 0;
 		goto out;
 	}
-	if (check_written_links(x, name, path, hard, hard_path) < 0)
+	if (check_written_links(x, name, path, hard_name, hard_path) < 0)
 		goto out;
 	const struct link *target_link = hard_path ? links_find(&x->links, hard_path,
 	                                                        strlen(hard_path)) : NULL;
@@ -456,8 +480,10 @@ out:
 	free(record.path);
 	free(record.target);
 	free(record.name);
+	free(hard_name);
 	free(hard_path);
 	free(path);
+	free(name);
 	return rc;
 }
 
@@ -525,13 +551,27 @@ static int extract_all(struct extraction *x)
 	return 0;
 }
 
+long long extract_default_max_bytes(long long archive_size)
+{
+	long long bound = archive_size > EXTRACT_MAX_BYTES / EXTRACT_RATIO ? EXTRACT_MAX_BYTES :
+	                  archive_size * EXTRACT_RATIO;
+	return bound < EXTRACT_MIN_BYTES ? EXTRACT_MIN_BYTES : bound;
+}
+
 int extract_archive(const struct extract_options *o)
 {
 	struct extraction x = {
 		.o = o,
 		.max_entries = o->max_entries ? o->max_entries : 1000000,
-		.max_bytes = o->max_bytes ? o->max_bytes : 16LL << 30,
+		.max_bytes = o->max_bytes,
 	};
+	struct stat st;
+	if (stat(o->archive, &st) < 0) {
+		error("cannot read archive '%s':", o->archive);
+		return -1;
+	}
+	if (!x.max_bytes)
+		x.max_bytes = extract_default_max_bytes((long long)st.st_size);
 	if (path_exists(o->dest)) {
 		error("cannot extract '%s': '%s' already exists", o->archive, o->dest);
 		return -1;

@@ -28,8 +28,19 @@ struct extract_options {
 	const struct strlist *include;  /* fnmatch patterns on the stripped path; empty: all */
 	const struct strlist *exclude;  /* patterns never extracted (a match on any prefix) */
 	size_t max_entries;         /* 0: default (1,000,000) */
-	long long max_bytes;        /* 0: default (16 GiB) */
+	long long max_bytes;        /* bound on what the archive expands to (all entries' sizes,
+	                               extracted or not); 0: extract_default_max_bytes() */
 };
+
+/* The default bound follows the archive itself: sources expand 5x (gzip) to 11x (xz), so 32
+ * times the archive's size, at least 64 MiB and at most 16 GiB. A few kilobytes of xz that
+ * expand to gigabytes are refused at the first entry's header, before any decompression. */
+enum {
+	EXTRACT_RATIO = 32,
+};
+#define EXTRACT_MIN_BYTES (64LL << 20)
+#define EXTRACT_MAX_BYTES (16LL << 30)
+long long extract_default_max_bytes(long long archive_size);
 
 /* Returns 0, or -1 after error() naming the archive and the offending entry. */
 int extract_archive(const struct extract_options *opts);

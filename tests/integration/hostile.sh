@@ -75,4 +75,18 @@ if small_tmpfs "$T/w2/src"; then
 else
 	skip "extraction onto a full disk: cannot mount a tmpfs (needs root)"
 fi
+# A decompression bomb: 100 MB of zeros in a few kilobytes of xz. The default bound follows
+# the archive's own size (32 times, at least 64 MiB), so it is refused at the entry's header.
+mkdir -p "$T/tarball/bomb-1"
+truncate -s 100M "$T/tarball/bomb-1/zeros.bin"
+XZ_OPT=-0 tar -C "$T/tarball" -cJf "$T/www/bomb-1.tar.xz" bomb-1
+rm -rf "$T/tarball/bomb-1"
+source_of bomb bomb-1.tar.xz
+start=$(date +%s%N)
+run $CROSSROOT -C "$P" --work "$T/w3" --cache "$T/cache" build bomb
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+check_failed "decompression bomb: refused by the default bound" \
+	"entry 'bomb-1/zeros.bin' (104857600 bytes) takes the extracted size over 67108864 bytes"
+assert "decompression bomb: refused quickly (${ms} ms)" test "$ms" -lt 3000
+assert "decompression bomb: no tree, no temporary directory left" test -z "$(ls -A "$T/w3/src")"
 finish

@@ -606,6 +606,63 @@ static void test_extract_link_escapes(void)
 	free(archive);
 }
 
+/* A .tar.xz of one file of `size` zero bytes: a few kilobytes that expand to anything. */
+static char *make_bomb(const char *name, long long size)
+{
+	char *path = xasprintf("%s/%s", scratch, name);
+	struct archive *a = archive_write_new();
+	archive_write_set_format(a, ARCHIVE_FORMAT_TAR_PAX_RESTRICTED);
+	archive_write_add_filter_xz(a);
+	archive_write_set_filter_option(a, "xz", "compression-level", "0");
+	archive_write_open_filename(a, path);
+	struct archive_entry *ae = archive_entry_new();
+	archive_entry_set_pathname(ae, "pkg/zeros.bin");
+	archive_entry_set_filetype(ae, AE_IFREG);
+	archive_entry_set_perm(ae, 0644);
+	archive_entry_set_size(ae, size);
+	archive_write_header(a, ae);
+	static char zeros[1 << 20];
+	for (long long left = size; left > 0; left -= (long long)sizeof(zeros))
+		archive_write_data(a, zeros, left < (long long)sizeof(zeros) ? (size_t)left : sizeof(zeros));
+	archive_entry_free(ae);
+	archive_write_close(a);
+	archive_write_free(a);
+	return path;
+}
+
+/* A tiny archive that expands to 100 MB is refused before it is decompressed, by default
+ * (the bound follows the archive's own size) and with an explicit low limit. */
+static void test_extract_bomb(void)
+{
+	char *bomb = make_bomb("bomb.tar.xz", 100LL << 20);
+	struct stat st;
+	CHECK(stat(bomb, &st) == 0 && st.st_size < 100000);
+	char *dest = xasprintf("%s/bomb", scratch);
+	struct extract_call call = {{.archive = bomb, .dest = dest, .strip = 1}};
+	for (int explicit = 0; explicit < 2; explicit++) {
+		call.o.max_bytes = explicit ? 1 << 20 : 0;
+		double start = now_seconds();
+		int rc;
+		char *err = capture_stderr(call_extract, &call, &rc);
+		double took = now_seconds() - start;
+		CHECK(rc < 0);
+		char *expected = xasprintf("entry 'pkg/zeros.bin' (104857600 bytes) takes the extracted "
+		                           "size over %lld bytes", explicit ? 1LL << 20 :
+		                           EXTRACT_MIN_BYTES);
+		if (!strstr(err, expected) || !(took < 0.5)) {
+			failures++;
+			fprintf(stderr, "bomb (%s limit): rc %d in %.2f s, expected '%s' in:\n%s\n",
+			        explicit ? "explicit" : "default", rc, took, expected, err);
+		}
+		CHECK(!path_exists(dest));
+		remove_tree(dest);
+		free(expected);
+		free(err);
+	}
+	free(dest);
+	free(bomb);
+}
+
 /* A 2 MiB tmpfs at `dir`, for running out of space on purpose; false (with a skip message)
  * where mounting is not permitted. */
 static bool mount_small_tmpfs(const char *dir, const char *test)
@@ -702,6 +759,7 @@ int main(void)
 	test_extract_hostile();
 	test_extract_link_escapes();
 	test_extract_no_space();
+	test_extract_bomb();
 	test_util();
 	remove_tree(scratch);
 	printf("unit: %d checks, %d failed\n", checks, failures);
