@@ -263,7 +263,7 @@ struct extraction {
 };
 
 /* Refuse what no archive of sources needs, whether it is extracted or not: absolute paths,
- * `..`, devices, FIFOs, sockets, set-id bits. Returns 0, or -1 after error(). */
+ * `..`, devices, FIFOs, sockets, set-id bits. Returns 0, or EXTRACT_REFUSED after error(). */
 static int check_entry(struct extraction *x, struct archive_entry *e, const char *name,
                        mode_t type)
 {
@@ -271,24 +271,24 @@ static int check_entry(struct extraction *x, struct archive_entry *e, const char
 	if (name[0] == '/' || has_dotdot(name)) {
 		error("archive '%s': entry '%s' %s; refusing the archive", archive, name,
 		      name[0] == '/' ? "has an absolute path" : "has a '..' component");
-		return -1;
+		return EXTRACT_REFUSED;
 	}
 	if (type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK) {
 		error("archive '%s': entry '%s' is a %s; refusing the archive", archive, name,
 		      type == AE_IFCHR || type == AE_IFBLK ? "device node" :
 		      type == AE_IFIFO ? "FIFO" : type == AE_IFSOCK ? "socket" : "special file");
-		return -1;
+		return EXTRACT_REFUSED;
 	}
 	if (archive_entry_mode(e) & (S_ISUID | S_ISGID)) {
 		error("archive '%s': entry '%s' has set-user-ID or set-group-ID bits; refusing the "
 		      "archive", archive, name);
-		return -1;
+		return EXTRACT_REFUSED;
 	}
 	const char *hard = archive_entry_hardlink(e);
 	if (hard && (hard[0] == '/' || has_dotdot(hard))) {
 		error("archive '%s': entry '%s' is a hard link to '%s' outside the extraction "
 		      "directory; refusing the archive", archive, name, hard);
-		return -1;
+		return EXTRACT_REFUSED;
 	}
 	return 0;
 }
@@ -299,7 +299,7 @@ static int refuse_link(struct extraction *x, const char *name, const char *targe
 	error("archive '%s': entry '%s' is a symbolic link to '%s', %s%s; refusing the archive",
 	      x->o->archive, name, target, reach == LOOP ? "in a loop of more than 40 links" :
 	      "outside the extraction directory", why);
-	return -1;
+	return EXTRACT_REFUSED;
 }
 
 /* Check a symbolic link entry at normalised `path` against the links extracted so far. */
@@ -315,7 +315,7 @@ static int check_symlink(struct extraction *x, const char *name, const char *pat
 /* Nothing is ever written through a link, nor replaces one, and a hard link may not reach
  * through one either: the file system then holds exactly the links the table knows. A hard
  * link to a symbolic link is a second symbolic link (link(2) does not follow it): its
- * target must stay inside from its own directory. Returns 0, or -1 after error(). */
+ * target must stay inside from its own directory. Returns 0 or EXTRACT_REFUSED. */
 static int check_written_links(struct extraction *x, const char *name, const char *path,
                                const char *hard, const char *hard_path)
 {
@@ -324,12 +324,12 @@ static int check_written_links(struct extraction *x, const char *name, const cha
 	if (k) {
 		error("archive '%s': entry '%s' would be written through the symbolic link '%s'; "
 		      "refusing the archive", archive, name, k->name);
-		return -1;
+		return EXTRACT_REFUSED;
 	}
 	if ((k = links_find(&x->links, path, strlen(path)))) {
 		error("archive '%s': entry '%s' would replace the symbolic link '%s'; refusing the "
 		      "archive", archive, name, k->name);
-		return -1;
+		return EXTRACT_REFUSED;
 	}
 	if (!hard_path)
 		return 0;
@@ -337,7 +337,7 @@ static int check_written_links(struct extraction *x, const char *name, const cha
 		error("archive '%s': entry '%s' is a hard link to '%s' through the symbolic link "
 		      "'%s'; refusing the archive", archive, name, hard,
 		      k->name);
-		return -1;
+		return EXTRACT_REFUSED;
 	}
 	return 0;
 }
@@ -356,7 +356,7 @@ static int check_size(struct extraction *x, struct archive_entry *e)
 	error("archive '%s': entry '%s' (%lld bytes) takes the extracted size over %lld bytes%s; "
 	      "refusing the archive", x->o->archive, archive_entry_pathname(e), size, x->max_bytes,
 	      x->o->max_bytes ? "" : " (the bound for an archive of its size)");
-	return -1;
+	return EXTRACT_REFUSED;
 }
 
 /* libarchive's words for a failed write name neither the file nor, always, the reason (a
@@ -370,7 +370,8 @@ static void write_failed(struct extraction *x, const char *path)
 
 /* Write the data of the current entry. Every block must be written whole: libarchive reports
  * a failed or short write (ENOSPC) as ARCHIVE_WARN, and finishing the entry would then
- * extend the file with zeros to its size. Returns 0, or -1 after error(). */
+ * extend the file with zeros to its size. Returns 0, or EXTRACT_REFUSED (damaged, over the
+ * bound) or EXTRACT_FAILED (the write) after error(). */
 static int copy_entry_data(struct extraction *x, const char *name, const char *path)
 {
 	for (;;) {
@@ -383,18 +384,18 @@ static int copy_entry_data(struct extraction *x, const char *name, const char *p
 		if (r < ARCHIVE_WARN) {
 			error("archive '%s': entry '%s': %s", x->o->archive, name,
 			      archive_error_string(x->in));
-			return -1;
+			return EXTRACT_REFUSED;
 		}
 		/* sizes may be missing or wrong (zip, damaged headers): count the bytes too */
 		x->bytes += (long long)size;
 		if (x->bytes > x->max_bytes) {
 			error("archive '%s': entry '%s' takes the extracted size over %lld bytes; "
 			      "refusing the archive", x->o->archive, name, x->max_bytes);
-			return -1;
+			return EXTRACT_REFUSED;
 		}
 		if (archive_write_data_block(x->out, block, size, offset) != ARCHIVE_OK) {
 			write_failed(x, path);
-			return -1;
+			return EXTRACT_FAILED;
 		}
 	}
 }
@@ -407,14 +408,14 @@ static int extract_entry(struct extraction *x, struct archive_entry *e)
 		return 0;
 	if (++x->entries > x->max_entries) {
 		error("archive '%s': more than %zu entries; refusing it", o->archive, x->max_entries);
-		return -1;
+		return EXTRACT_REFUSED;
 	}
 	mode_t type = archive_entry_filetype(e);
 	const char *hard = archive_entry_hardlink(e);
 	if (hard)
 		type = AE_IFREG;   /* tar hard links may carry no file type of their own */
 	if (check_entry(x, e, archive_entry_pathname(e), type) < 0 || check_size(x, e) < 0)
-		return -1;
+		return EXTRACT_REFUSED;
 	/* copies: setting the entry's path and link below frees the strings they point to */
 	char *name = xstrdup(archive_entry_pathname(e));
 	char *path = normalize_path(name, o->strip);
@@ -422,7 +423,7 @@ static int extract_entry(struct extraction *x, struct archive_entry *e)
 	char *hard_name = hard ? xstrdup(hard) : NULL;
 	const char *sym = type == AE_IFLNK ? archive_entry_symlink(e) : NULL;
 	struct link record = {0};   /* the link this entry adds, if any */
-	int rc = -1;
+	int rc = EXTRACT_REFUSED;
 	if (!path) {
 		rc = 0;
 		goto out;
@@ -456,6 +457,8 @@ static int extract_entry(struct extraction *x, struct archive_entry *e)
 	}
 	if (sym)
 		record = (struct link){xstrdup(path), xstrdup(sym), xstrdup(name)};
+	/* the archive passed every check: what fails from here is the file system */
+	rc = EXTRACT_FAILED;
 	archive_entry_set_pathname(e, path);
 	if (hard_path)
 		archive_entry_set_hardlink(e, hard_path);
@@ -463,8 +466,9 @@ static int extract_entry(struct extraction *x, struct archive_entry *e)
 		write_failed(x, path);
 		goto out;
 	}
-	if (archive_entry_size(e) > 0 && copy_entry_data(x, name, path) < 0)
+	if (archive_entry_size(e) > 0 && (rc = copy_entry_data(x, name, path)) < 0)
 		goto out;
+	rc = EXTRACT_FAILED;
 	/* a warning here is a size or mode that could not be set: not a complete file */
 	if (archive_write_finish_entry(x->out) != ARCHIVE_OK) {
 		write_failed(x, path);
@@ -520,33 +524,37 @@ static struct archive *open_reader(const char *archive)
 	return in;
 }
 
-/* Read every entry into the current directory. Returns 0, or -1 after error(). */
+/* Read every entry into the current directory. Returns 0, EXTRACT_REFUSED or
+ * EXTRACT_FAILED, after error(). */
 static int extract_all(struct extraction *x)
 {
 	const char *archive = x->o->archive;
 	if (archive_read_open_filename(x->in, archive, 1 << 17) != ARCHIVE_OK) {
 		error("cannot read archive '%s': %s", archive, archive_error_string(x->in));
-		return -1;
+		return EXTRACT_REFUSED;
 	}
 	struct archive_entry *e;
 	int r;
 	while ((r = archive_read_next_header(x->in, &e)) == ARCHIVE_OK || r == ARCHIVE_WARN) {
-		if (interrupted || extract_entry(x, e) < 0)
-			return -1;
+		if (interrupted)
+			return EXTRACT_FAILED;
+		int rc = extract_entry(x, e);
+		if (rc < 0)
+			return rc;
 	}
 	if (r != ARCHIVE_EOF) {
 		error("archive '%s' is damaged: %s", archive, archive_error_string(x->in));
-		return -1;
+		return EXTRACT_REFUSED;
 	}
 	if (check_final_links(x) < 0)
-		return -1;
+		return EXTRACT_REFUSED;
 	if (archive_write_close(x->out) != ARCHIVE_OK) {
 		error("archive '%s': %s", archive, archive_error_string(x->out));
-		return -1;
+		return EXTRACT_FAILED;
 	}
 	if (x->written == 0) {
 		error("archive '%s': nothing matched the paths to extract", archive);
-		return -1;
+		return EXTRACT_REFUSED;
 	}
 	return 0;
 }
@@ -568,21 +576,21 @@ int extract_archive(const struct extract_options *o)
 	struct stat st;
 	if (stat(o->archive, &st) < 0) {
 		error("cannot read archive '%s':", o->archive);
-		return -1;
+		return EXTRACT_FAILED;
 	}
 	if (!x.max_bytes)
 		x.max_bytes = extract_default_max_bytes((long long)st.st_size);
 	if (path_exists(o->dest)) {
 		error("cannot extract '%s': '%s' already exists", o->archive, o->dest);
-		return -1;
+		return EXTRACT_FAILED;
 	}
 	char *tmp = xasprintf("%s.tmp.%ld", o->dest, (long)getpid());
 	remove_tree(tmp);
 	if (mkdir_p(tmp, 0755) < 0) {
 		free(tmp);
-		return -1;
+		return EXTRACT_FAILED;
 	}
-	int rc = -1;
+	int rc = EXTRACT_FAILED;
 	int cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	x.in = open_reader(o->archive);
 	x.out = archive_write_disk_new();
@@ -604,7 +612,7 @@ int extract_archive(const struct extract_options *o)
 	}
 	if (rc == 0 && rename(tmp, o->dest) < 0) {
 		error("cannot rename '%s' to '%s':", tmp, o->dest);
-		rc = -1;
+		rc = EXTRACT_FAILED;
 	}
 	if (rc != 0)
 		remove_tree(tmp);

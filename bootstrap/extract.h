@@ -42,7 +42,18 @@ enum {
 #define EXTRACT_MAX_BYTES (16LL << 30)
 long long extract_default_max_bytes(long long archive_size);
 
-/* Returns 0, or -1 after error() naming the archive and the offending entry. */
+/* What went wrong, for the caller's exit status: the archive's fault (exit 3, "could not
+ * be extracted") or the machine's (exit 1). */
+enum extract_failure {
+	EXTRACT_FAILED = -1,    /* the file system failed: no space (ENOSPC), cannot create, rename,
+	                           the destination exists, interrupted */
+	EXTRACT_REFUSED = -2,   /* the archive is refused: a hostile entry (path, type, set-id,
+	                           link), over a limit (entries, bytes), damaged or unreadable by
+	                           libarchive, or nothing in it matched `include` */
+};
+
+/* Returns 0, or EXTRACT_FAILED or EXTRACT_REFUSED after error() naming the archive and the
+ * offending entry or file. */
 int extract_archive(const struct extract_options *opts);
 
 /* Does `pattern` match `path` or one of its leading directories? (exported for the tests) */
