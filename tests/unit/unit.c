@@ -594,8 +594,9 @@ static void test_extract_link_escapes(void)
 		{"pkg/sub/l", SYMLINK, "../d/../f2", 0},      /* lexically up, physically sub/f2 */
 		{"pkg/.//sub//g", REG, "y", 0},
 		{"pkg/sub/h", HARDLINK, "pkg/./sub//deep/f", 0},
+		{"pkg/sub/deep/hl", HARDLINK, "pkg/d", 0},    /* a second link to sub/deep/sub/deep */
 	};
-	char *archive = make_archive("inside.tar", ARCHIVE_FORMAT_TAR_PAX_RESTRICTED, 0, inside, 5);
+	char *archive = make_archive("inside.tar", ARCHIVE_FORMAT_TAR_PAX_RESTRICTED, 0, inside, 6);
 	char *dest = xasprintf("%s/inside", scratch);
 	struct extract_options o = {.archive = archive, .dest = dest, .strip = 1};
 	CHECK(extract_archive(&o) == 0);
@@ -604,6 +605,10 @@ static void test_extract_link_escapes(void)
 	free(p);
 	p = xasprintf("%s/sub/h", dest);
 	CHECK(file_has(p, "x"));
+	free(p);
+	char target[64] = "";
+	p = xasprintf("%s/sub/deep/hl", dest);
+	CHECK(readlink(p, target, sizeof(target) - 1) > 0 && strcmp(target, "sub/deep") == 0);
 	free(p);
 	free(dest);
 	free(archive);
