@@ -19,6 +19,8 @@ void digest_update_string(struct digest *d, const char *s);   /* includes the NU
 /* Finish into `hex` (DIGEST_HEX_LEN + 1 bytes) and free the context. */
 void digest_final(struct digest *d, char *hex);
 void digest_release(struct digest *d);   /* abandon without finishing; safe twice */
+/* The hash of what was added so far, into `hex`; `d` goes on (is a resumed part complete?). */
+void digest_peek(const struct digest *d, char *hex);
 
 /* Hash a whole file. Returns -1 (with error()) if it cannot be read. */
 int digest_file(const char *path, char *hex);

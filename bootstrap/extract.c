@@ -32,23 +32,32 @@ int extract_path_matches(const char *pattern, const char *path)
 	return matched;
 }
 
-/* Remove `strip` leading components; NULL if nothing is left. Returns a malloc'd string. */
-static char *strip_path(const char *path, int strip)
+/* An entry name as the file system will see it: `.` and empty components dropped, then
+ * `strip` leading components removed. NULL if nothing is left. Returns a malloc'd string.
+ * Names with `..` are refused before this (has_dotdot), so no component goes up. */
+static char *normalize_path(const char *path, int strip)
 {
-	while (*path == '.' && path[1] == '/')
-		path += 2;
-	for (int i = 0; i < strip; i++) {
-		const char *slash = strchr(path, '/');
-		if (!slash)
-			return NULL;
-		path = slash + 1;
-		while (*path == '/')
-			path++;
+	struct buf out = {0};
+	int skipped = 0;
+	for (const char *p = path; *p;) {
+		size_t n = strcspn(p, "/");
+		bool keep = n > 0 && !(n == 1 && p[0] == '.');
+		if (keep && skipped < strip)
+			skipped++;
+		else if (keep) {
+			if (out.len)
+				buf_puts(&out, "/");
+			buf_add(&out, p, n);
+		}
+		p += n;
+		while (*p == '/')
+			p++;
 	}
-	size_t n = strlen(path);
-	while (n > 0 && path[n - 1] == '/')
-		n--;
-	return n ? xstrndup(path, n) : NULL;
+	if (!out.len) {
+		buf_release(&out);
+		return NULL;
+	}
+	return buf_detach(&out);
 }
 
 static int has_dotdot(const char *path)
@@ -64,28 +73,143 @@ static int has_dotdot(const char *path)
 	return 0;
 }
 
-/* Does a symlink at `path` with `target` stay inside the root? Checked lexically. */
-static int symlink_stays_inside(const char *path, const char *target)
+/* The symbolic links extracted so far, by normalised path: an open-addressing hash table,
+ * because every entry's parent directories are looked up in it. */
+struct link {
+	char *path;         /* normalised, relative to the extraction directory */
+	char *target;       /* as stored in the archive */
+	char *name;         /* the entry's name in the archive, for messages */
+};
+
+struct links {
+	struct link *slots;
+	size_t cap, n;
+};
+
+static size_t hash_path(const char *s, size_t len)
+{
+	size_t h = 14695981039346656037u;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211u;
+	return h;
+}
+
+/* The link at the first `len` bytes of `path`, or NULL. */
+static const struct link *links_find(const struct links *l, const char *path, size_t len)
+{
+	if (!l->n)
+		return NULL;
+	for (size_t i = hash_path(path, len) & (l->cap - 1);; i = (i + 1) & (l->cap - 1)) {
+		const struct link *k = &l->slots[i];
+		if (!k->path)
+			return NULL;
+		if (strncmp(k->path, path, len) == 0 && k->path[len] == '\0')
+			return k;
+	}
+}
+
+static void links_put(struct links *l, struct link k)
+{
+	if (2 * (l->n + 1) > l->cap) {
+		struct links grown = {xcalloc(l->cap ? 2 * l->cap : 64, sizeof(struct link)),
+		                      l->cap ? 2 * l->cap : 64, 0};
+		for (size_t i = 0; i < l->cap; i++)
+			if (l->slots[i].path)
+				links_put(&grown, l->slots[i]);
+		free(l->slots);
+		*l = grown;
+	}
+	size_t i = hash_path(k.path, strlen(k.path)) & (l->cap - 1);
+	while (l->slots[i].path)
+		i = (i + 1) & (l->cap - 1);
+	l->slots[i] = k;
+	l->n++;
+}
+
+static void links_release(struct links *l)
+{
+	for (size_t i = 0; i < l->cap; i++) {
+		free(l->slots[i].path);
+		free(l->slots[i].target);
+		free(l->slots[i].name);
+	}
+	free(l->slots);
+	memset(l, 0, sizeof(*l));
+}
+
+/* The extracted link that is a parent directory of `path` (something would be written
+ * through it), or NULL. */
+static const struct link *link_above(const struct links *l, const char *path)
+{
+	for (const char *slash = strchr(path, '/'); slash && l->n; slash = strchr(slash + 1, '/')) {
+		const struct link *k = links_find(l, path, (size_t)(slash - path));
+		if (k)
+			return k;
+	}
+	return NULL;
+}
+
+/* Does `target`, read in directory `dir` ("" for the root), stay inside the root? Resolved
+ * as the kernel would: components one by one, `..` going up from where the walk really is,
+ * every extracted link on the way replaced by its own target (at most 40 of them, as
+ * Linux's ELOOP). Not by counting slashes: `a -> .` makes `a/a/a/../../..` leave. */
+enum reach { INSIDE, OUTSIDE, LOOP };
+
+static enum reach link_reach(const struct links *l, const char *dir, const char *target)
 {
 	if (target[0] == '/')
-		return 0;
-	int depth = 0;
-	for (const char *p = path; *p; p++)
-		if (*p == '/')
-			depth++;
-	for (const char *p = target; *p;) {
-		size_t n = strcspn(p, "/");
-		if (n == 2 && p[0] == '.' && p[1] == '.')
-			depth--;
-		else if (n > 0 && !(n == 1 && p[0] == '.'))
-			depth++;
-		if (depth < 0)
-			return 0;
+		return OUTSIDE;
+	struct buf at = {0}, rest = {0};
+	buf_puts(&at, dir);
+	buf_puts(&rest, target);
+	enum reach reach = INSIDE;
+	int hops = 0;
+	for (size_t p = 0; p < rest.len && reach == INSIDE;) {
+		const char *c = rest.s + p;
+		size_t n = strcspn(c, "/");
+		if (n == 2 && c[0] == '.' && c[1] == '.') {
+			if (!at.len)
+				reach = OUTSIDE;
+			char *slash = at.len ? strrchr(at.s, '/') : NULL;
+			at.len = slash ? (size_t)(slash - at.s) : 0;
+			if (at.s)
+				at.s[at.len] = '\0';
+		} else if (n > 0 && !(n == 1 && c[0] == '.')) {
+			size_t parent = at.len;
+			if (at.len)
+				buf_puts(&at, "/");
+			buf_add(&at, c, n);
+			const struct link *k = links_find(l, at.s, at.len);
+			if (k) {
+				/* continue from the link's directory with its target, then the rest */
+				if (++hops > 40 || k->target[0] == '/') {
+					reach = hops > 40 ? LOOP : OUTSIDE;
+					break;
+				}
+				at.len = parent;
+				at.s[at.len] = '\0';
+				char *more = xasprintf("%s/%s", k->target, c + n);
+				buf_release(&rest);
+				buf_puts(&rest, more);
+				free(more);
+				p = 0;
+				continue;
+			}
+		}
 		p += n;
-		while (*p == '/')
+		while (p < rest.len && rest.s[p] == '/')
 			p++;
 	}
-	return 1;
+	buf_release(&at);
+	buf_release(&rest);
+	return reach;
+}
+
+/* The directory part of a normalised path ("" at the top); malloc'd. */
+static char *parent_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? xstrndup(path, (size_t)(slash - path)) : xstrdup("");
 }
 
 static int wanted(const struct extract_options *o, const char *path)
@@ -100,25 +224,6 @@ static int wanted(const struct extract_options *o, const char *path)
 		if (extract_path_matches(o->include->v[i], path))
 			return 1;
 	return 0;
-}
-
-static int copy_data(struct archive *in, struct archive *out, long long *bytes, long long max)
-{
-	for (;;) {
-		const void *block;
-		size_t size;
-		la_int64_t offset;
-		int r = archive_read_data_block(in, &block, &size, &offset);
-		if (r == ARCHIVE_EOF)
-			return ARCHIVE_OK;
-		if (r < ARCHIVE_WARN)
-			return r;
-		*bytes += (long long)size;
-		if (*bytes > max)
-			return ARCHIVE_FATAL - 1;   /* our own code: limit exceeded */
-		if (archive_write_data_block(out, block, size, offset) < ARCHIVE_WARN)
-			return ARCHIVE_FATAL;
-	}
 }
 
 static bool is_xz(const char *path)
@@ -146,25 +251,268 @@ static bool xz_available(void)
 	return found;
 }
 
-int extract_archive(const struct extract_options *o)
+/* One extraction in progress. */
+struct extraction {
+	const struct extract_options *o;
+	struct archive *in, *out;
+	struct links links;
+	size_t entries, written, max_entries;
+	long long bytes;            /* data written */
+	long long declared;         /* sizes of all entries so far, extracted or not */
+	long long max_bytes;
+};
+
+/* Refuse what no archive of sources needs, whether it is extracted or not: absolute paths,
+ * `..`, devices, FIFOs, sockets, set-id bits. Returns 0, or EXTRACT_REFUSED after error(). */
+static int check_entry(struct extraction *x, struct archive_entry *e, const char *name,
+                       mode_t type)
 {
-	size_t max_entries = o->max_entries ? o->max_entries : 1000000;
-	long long max_bytes = o->max_bytes ? o->max_bytes : 16LL << 30;
-	if (path_exists(o->dest)) {
-		error("cannot extract '%s': '%s' already exists", o->archive, o->dest);
-		return -1;
+	const char *archive = x->o->archive;
+	if (name[0] == '/' || has_dotdot(name)) {
+		error("archive '%s': entry '%s' %s; refusing the archive", archive, name,
+		      name[0] == '/' ? "has an absolute path" : "has a '..' component");
+		return EXTRACT_REFUSED;
 	}
-	char *tmp = xasprintf("%s.tmp.%ld", o->dest, (long)getpid());
-	remove_tree(tmp);
-	if (mkdir_p(tmp, 0755) < 0) {
-		free(tmp);
-		return -1;
+	if (type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK) {
+		error("archive '%s': entry '%s' is a %s; refusing the archive", archive, name,
+		      type == AE_IFCHR || type == AE_IFBLK ? "device node" :
+		      type == AE_IFIFO ? "FIFO" : type == AE_IFSOCK ? "socket" : "special file");
+		return EXTRACT_REFUSED;
 	}
-	int rc = -1;
-	int cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (archive_entry_mode(e) & (S_ISUID | S_ISGID)) {
+		error("archive '%s': entry '%s' has set-user-ID or set-group-ID bits; refusing the "
+		      "archive", archive, name);
+		return EXTRACT_REFUSED;
+	}
+	const char *hard = archive_entry_hardlink(e);
+	if (hard && (hard[0] == '/' || has_dotdot(hard))) {
+		error("archive '%s': entry '%s' is a hard link to '%s' outside the extraction "
+		      "directory; refusing the archive", archive, name, hard);
+		return EXTRACT_REFUSED;
+	}
+	return 0;
+}
+
+static int refuse_link(struct extraction *x, const char *name, const char *target,
+                       enum reach reach, const char *why)
+{
+	error("archive '%s': entry '%s' is a symbolic link to '%s', %s%s; refusing the archive",
+	      x->o->archive, name, target, reach == LOOP ? "in a loop of more than 40 links" :
+	      "outside the extraction directory", why);
+	return EXTRACT_REFUSED;
+}
+
+/* Check a symbolic link entry at normalised `path` against the links extracted so far. */
+static int check_symlink(struct extraction *x, const char *name, const char *path,
+                         const char *target)
+{
+	char *dir = parent_of(path);
+	enum reach reach = link_reach(&x->links, dir, target);
+	free(dir);
+	return reach == INSIDE ? 0 : refuse_link(x, name, target, reach, "");
+}
+
+/* Nothing is ever written through a link, nor replaces one, and a hard link may not reach
+ * through one either: the file system then holds exactly the links the table knows. A hard
+ * link to a symbolic link is a second symbolic link (link(2) does not follow it): its
+ * target must stay inside from its own directory. Returns 0 or EXTRACT_REFUSED. */
+static int check_written_links(struct extraction *x, const char *name, const char *path,
+                               const char *hard, const char *hard_path)
+{
+	const char *archive = x->o->archive;
+	const struct link *k = link_above(&x->links, path);
+	if (k) {
+		error("archive '%s': entry '%s' would be written through the symbolic link '%s'; "
+		      "refusing the archive", archive, name, k->name);
+		return EXTRACT_REFUSED;
+	}
+	if ((k = links_find(&x->links, path, strlen(path)))) {
+		error("archive '%s': entry '%s' would replace the symbolic link '%s'; refusing the "
+		      "archive", archive, name, k->name);
+		return EXTRACT_REFUSED;
+	}
+	if (!hard_path)
+		return 0;
+	if ((k = link_above(&x->links, hard_path))) {
+		error("archive '%s': entry '%s' is a hard link to '%s' through the symbolic link "
+		      "'%s'; refusing the archive", archive, name, hard,
+		      k->name);
+		return EXTRACT_REFUSED;
+	}
+	return 0;
+}
+
+/* The bound on what the whole archive expands to, checked on each entry's declared size
+ * before its data is decompressed (a bomb is refused at once), whether it is extracted or
+ * not (skipping an entry decompresses it too). */
+static int check_size(struct extraction *x, struct archive_entry *e)
+{
+	if (!archive_entry_size_is_set(e) || archive_entry_size(e) <= 0)
+		return 0;
+	long long size = archive_entry_size(e);
+	x->declared += size;
+	if (x->declared <= x->max_bytes)
+		return 0;
+	error("archive '%s': entry '%s' (%lld bytes) takes the extracted size over %lld bytes%s; "
+	      "refusing the archive", x->o->archive, archive_entry_pathname(e), size, x->max_bytes,
+	      x->o->max_bytes ? "" : " (the bound for an archive of its size)");
+	return EXTRACT_REFUSED;
+}
+
+/* libarchive's words for a failed write name neither the file nor, always, the reason (a
+ * full disk is "Write failed", and only a warning): say both. */
+static void write_failed(struct extraction *x, const char *path)
+{
+	int err = archive_errno(x->out);
+	error("archive '%s': cannot write '%s/%s': %s", x->o->archive, x->o->dest, path,
+	      err ? strerror(err) : archive_error_string(x->out));
+}
+
+/* Write the data of the current entry. Every block must be written whole: libarchive reports
+ * a failed or short write (ENOSPC) as ARCHIVE_WARN, and finishing the entry would then
+ * extend the file with zeros to its size. Returns 0, or EXTRACT_REFUSED (damaged, over the
+ * bound) or EXTRACT_FAILED (the write) after error(). */
+static int copy_entry_data(struct extraction *x, const char *name, const char *path)
+{
+	for (;;) {
+		const void *block;
+		size_t size;
+		la_int64_t offset;
+		int r = archive_read_data_block(x->in, &block, &size, &offset);
+		if (r == ARCHIVE_EOF)
+			return 0;
+		if (r < ARCHIVE_WARN) {
+			error("archive '%s': entry '%s': %s", x->o->archive, name,
+			      archive_error_string(x->in));
+			return EXTRACT_REFUSED;
+		}
+		/* sizes may be missing or wrong (zip, damaged headers): count the bytes too */
+		x->bytes += (long long)size;
+		if (x->bytes > x->max_bytes) {
+			error("archive '%s': entry '%s' takes the extracted size over %lld bytes; "
+			      "refusing the archive", x->o->archive, name, x->max_bytes);
+			return EXTRACT_REFUSED;
+		}
+		if (archive_write_data_block(x->out, block, size, offset) != ARCHIVE_OK) {
+			write_failed(x, path);
+			return EXTRACT_FAILED;
+		}
+	}
+}
+
+/* Extract one entry whose header was just read: check, then write (or skip). */
+static int extract_entry(struct extraction *x, struct archive_entry *e)
+{
+	const struct extract_options *o = x->o;
+	if (!archive_entry_pathname(e))
+		return 0;
+	if (++x->entries > x->max_entries) {
+		error("archive '%s': more than %zu entries; refusing it", o->archive, x->max_entries);
+		return EXTRACT_REFUSED;
+	}
+	mode_t type = archive_entry_filetype(e);
+	const char *hard = archive_entry_hardlink(e);
+	if (hard)
+		type = AE_IFREG;   /* tar hard links may carry no file type of their own */
+	if (check_entry(x, e, archive_entry_pathname(e), type) < 0 || check_size(x, e) < 0)
+		return EXTRACT_REFUSED;
+	/* copies: setting the entry's path and link below frees the strings they point to */
+	char *name = xstrdup(archive_entry_pathname(e));
+	char *path = normalize_path(name, o->strip);
+	char *hard_path = hard ? normalize_path(hard, o->strip) : NULL;
+	char *hard_name = hard ? xstrdup(hard) : NULL;
+	const char *sym = type == AE_IFLNK ? archive_entry_symlink(e) : NULL;
+	struct link record = {0};   /* the link this entry adds, if any */
+	int rc = EXTRACT_REFUSED;
+	if (!path) {
+		rc = 0;
+		goto out;
+	}
+	if (hard && !hard_path) {
+		error("archive '%s': entry '%s' is a hard link to '%s' outside the extraction "
+		      "directory; refusing the archive", o->archive, name, hard_name);
+		goto out;
+	}
+	if (sym && check_symlink(x, name, path, sym) < 0)
+		goto out;
+	if (!wanted(o, path)) {
+		rc = 0;
+		goto out;
+	}
+	if (check_written_links(x, name, path, hard_name, hard_path) < 0)
+		goto out;
+	const struct link *target_link = hard_path ? links_find(&x->links, hard_path,
+	                                                        strlen(hard_path)) : NULL;
+	if (target_link) {
+		char *dir = parent_of(path);
+		enum reach reach = link_reach(&x->links, dir, target_link->target);
+		free(dir);
+		if (reach != INSIDE) {
+			error("archive '%s': entry '%s' is a hard link to the symbolic link '%s' (to "
+			      "'%s'), outside the extraction directory from '%s'; refusing the archive",
+			      o->archive, name, target_link->name, target_link->target, path);
+			goto out;
+		}
+		sym = target_link->target;
+	}
+	if (sym)
+		record = (struct link){xstrdup(path), xstrdup(sym), xstrdup(name)};
+	/* the archive passed every check: what fails from here is the file system */
+	rc = EXTRACT_FAILED;
+	archive_entry_set_pathname(e, path);
+	if (hard_path)
+		archive_entry_set_hardlink(e, hard_path);
+	if (archive_write_header(x->out, e) < ARCHIVE_WARN) {
+		write_failed(x, path);
+		goto out;
+	}
+	if (archive_entry_size(e) > 0 && (rc = copy_entry_data(x, name, path)) < 0)
+		goto out;
+	rc = EXTRACT_FAILED;
+	/* a warning here is a size or mode that could not be set: not a complete file */
+	if (archive_write_finish_entry(x->out) != ARCHIVE_OK) {
+		write_failed(x, path);
+		goto out;
+	}
+	if (record.path) {
+		links_put(&x->links, record);
+		record = (struct link){0};
+	}
+	x->written++;
+	rc = 0;
+out:
+	free(record.path);
+	free(record.target);
+	free(record.name);
+	free(hard_name);
+	free(hard_path);
+	free(path);
+	free(name);
+	return rc;
+}
+
+/* A link checked when it was extracted can lead outside through a link extracted after it
+ * (`d/b -> c/../..`, then `d/c -> ..`): check them all again against the final set. */
+static int check_final_links(struct extraction *x)
+{
+	for (size_t i = 0; i < x->links.cap; i++) {
+		const struct link *k = &x->links.slots[i];
+		if (!k->path)
+			continue;
+		char *dir = parent_of(k->path);
+		enum reach reach = link_reach(&x->links, dir, k->target);
+		free(dir);
+		if (reach != INSIDE)
+			return refuse_link(x, k->name, k->target, reach,
+			                   " (through links extracted after it)");
+	}
+	return 0;
+}
+
+static struct archive *open_reader(const char *archive)
+{
 	struct archive *in = archive_read_new();
-	struct archive *out = archive_write_disk_new();
-	if (is_xz(o->archive) && xz_available()) {
+	if (is_xz(archive) && xz_available()) {
 		/* libarchive decodes xz on one core; xz itself uses them all on multi-block streams
 		 * (Debian's big orig tarballs are). libarchive still parses every entry. */
 		static const char xz_magic[] = "\xfd" "7zXZ";
@@ -173,129 +521,90 @@ int extract_archive(const struct extract_options *o)
 		archive_read_support_filter_all(in);
 	}
 	archive_read_support_format_all(in);
-	archive_write_disk_set_options(out, ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_PERM |
+	return in;
+}
+
+/* Read every entry into the current directory. Returns 0, EXTRACT_REFUSED or
+ * EXTRACT_FAILED, after error(). */
+static int extract_all(struct extraction *x)
+{
+	const char *archive = x->o->archive;
+	if (archive_read_open_filename(x->in, archive, 1 << 17) != ARCHIVE_OK) {
+		error("cannot read archive '%s': %s", archive, archive_error_string(x->in));
+		return EXTRACT_REFUSED;
+	}
+	struct archive_entry *e;
+	int r;
+	while ((r = archive_read_next_header(x->in, &e)) == ARCHIVE_OK || r == ARCHIVE_WARN) {
+		if (interrupted)
+			return EXTRACT_FAILED;
+		int rc = extract_entry(x, e);
+		if (rc < 0)
+			return rc;
+	}
+	if (r != ARCHIVE_EOF) {
+		error("archive '%s' is damaged: %s", archive, archive_error_string(x->in));
+		return EXTRACT_REFUSED;
+	}
+	if (check_final_links(x) < 0)
+		return EXTRACT_REFUSED;
+	if (archive_write_close(x->out) != ARCHIVE_OK) {
+		error("archive '%s': %s", archive, archive_error_string(x->out));
+		return EXTRACT_FAILED;
+	}
+	if (x->written == 0) {
+		error("archive '%s': nothing matched the paths to extract", archive);
+		return EXTRACT_REFUSED;
+	}
+	return 0;
+}
+
+long long extract_default_max_bytes(long long archive_size)
+{
+	long long bound = archive_size > EXTRACT_MAX_BYTES / EXTRACT_RATIO ? EXTRACT_MAX_BYTES :
+	                  archive_size * EXTRACT_RATIO;
+	return bound < EXTRACT_MIN_BYTES ? EXTRACT_MIN_BYTES : bound;
+}
+
+int extract_archive(const struct extract_options *o)
+{
+	struct extraction x = {
+		.o = o,
+		.max_entries = o->max_entries ? o->max_entries : 1000000,
+		.max_bytes = o->max_bytes,
+	};
+	struct stat st;
+	if (stat(o->archive, &st) < 0) {
+		error("cannot read archive '%s':", o->archive);
+		return EXTRACT_FAILED;
+	}
+	if (!x.max_bytes)
+		x.max_bytes = extract_default_max_bytes((long long)st.st_size);
+	if (path_exists(o->dest)) {
+		error("cannot extract '%s': '%s' already exists", o->archive, o->dest);
+		return EXTRACT_FAILED;
+	}
+	char *tmp = xasprintf("%s.tmp.%ld", o->dest, (long)getpid());
+	remove_tree(tmp);
+	if (mkdir_p(tmp, 0755) < 0) {
+		free(tmp);
+		return EXTRACT_FAILED;
+	}
+	int rc = EXTRACT_FAILED;
+	int cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	x.in = open_reader(o->archive);
+	x.out = archive_write_disk_new();
+	archive_write_disk_set_options(x.out, ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_PERM |
 	                               ARCHIVE_EXTRACT_SECURE_NODOTDOT |
 	                               ARCHIVE_EXTRACT_SECURE_SYMLINKS |
 	                               ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS);
-	if (cwd < 0 || chdir(tmp) < 0) {
+	if (cwd < 0 || chdir(tmp) < 0)
 		error("cannot enter '%s':", tmp);
-		goto out;
-	}
-	if (archive_read_open_filename(in, o->archive, 1 << 17) != ARCHIVE_OK) {
-		error("cannot read archive '%s': %s", o->archive, archive_error_string(in));
-		goto out;
-	}
-	size_t entries = 0, written = 0;
-	long long bytes = 0;
-	struct archive_entry *e;
-	int r;
-	while ((r = archive_read_next_header(in, &e)) == ARCHIVE_OK || r == ARCHIVE_WARN) {
-		if (interrupted)
-			goto out;
-		const char *name = archive_entry_pathname(e);
-		if (!name)
-			continue;
-		if (++entries > max_entries) {
-			error("archive '%s': more than %zu entries; refusing it", o->archive, max_entries);
-			goto out;
-		}
-		if (name[0] == '/' || has_dotdot(name)) {
-			error("archive '%s': entry '%s' %s; refusing the archive", o->archive, name,
-			      name[0] == '/' ? "has an absolute path" : "has a '..' component");
-			goto out;
-		}
-		mode_t type = archive_entry_filetype(e);
-		const char *hard = archive_entry_hardlink(e);
-		if (hard)
-			type = AE_IFREG;   /* tar hard links may carry no file type of their own */
-		if (type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK) {
-			error("archive '%s': entry '%s' is a %s; refusing the archive", o->archive, name,
-			      type == AE_IFCHR || type == AE_IFBLK ? "device node" :
-			      type == AE_IFIFO ? "FIFO" : type == AE_IFSOCK ? "socket" : "special file");
-			goto out;
-		}
-		if (archive_entry_mode(e) & (S_ISUID | S_ISGID)) {
-			error("archive '%s': entry '%s' has set-user-ID or set-group-ID bits; refusing "
-			      "the archive", o->archive, name);
-			goto out;
-		}
-		char *path = strip_path(name, o->strip);
-		if (!path)
-			continue;
-		const char *sym = type == AE_IFLNK ? archive_entry_symlink(e) : NULL;
-		char *hard_stripped = NULL;
-		if (hard) {
-			hard_stripped = strip_path(hard, o->strip);
-			if (!hard_stripped || hard[0] == '/' || has_dotdot(hard)) {
-				error("archive '%s': entry '%s' is a hard link to '%s' outside the "
-				      "extraction directory; refusing the archive", o->archive, name, hard);
-				free(path);
-				free(hard_stripped);
-				goto out;
-			}
-		}
-		if (sym && !symlink_stays_inside(path, sym)) {
-			error("archive '%s': entry '%s' is a symbolic link to '%s', outside the "
-			      "extraction directory; refusing the archive", o->archive, name, sym);
-			free(path);
-			goto out;
-		}
-		if (!wanted(o, path)) {
-			free(path);
-			free(hard_stripped);
-			continue;
-		}
-		archive_entry_set_pathname(e, path);
-		if (hard_stripped)
-			archive_entry_set_hardlink(e, hard_stripped);
-		free(hard_stripped);
-		r = archive_write_header(out, e);
-		if (r < ARCHIVE_WARN) {
-			error("archive '%s': cannot write entry '%s': %s", o->archive, name,
-			      archive_error_string(out));
-			free(path);
-			goto out;
-		}
-		if (archive_entry_size(e) > 0) {
-			r = copy_data(in, out, &bytes, max_bytes);
-			if (r == ARCHIVE_FATAL - 1) {
-				error("archive '%s': entry '%s' takes the extracted size over %lld bytes; "
-				      "refusing the archive", o->archive, name, max_bytes);
-				free(path);
-				goto out;
-			}
-			if (r != ARCHIVE_OK) {
-				error("archive '%s': entry '%s': %s", o->archive, name,
-				      archive_error_string(r == ARCHIVE_FATAL ? out : in));
-				free(path);
-				goto out;
-			}
-		}
-		if (archive_write_finish_entry(out) < ARCHIVE_WARN) {
-			error("archive '%s': cannot finish entry '%s': %s", o->archive, name,
-			      archive_error_string(out));
-			free(path);
-			goto out;
-		}
-		free(path);
-		written++;
-	}
-	if (r != ARCHIVE_EOF) {
-		error("archive '%s' is damaged: %s", o->archive, archive_error_string(in));
-		goto out;
-	}
-	if (archive_write_close(out) != ARCHIVE_OK) {
-		error("archive '%s': %s", o->archive, archive_error_string(out));
-		goto out;
-	}
-	if (written == 0) {
-		error("archive '%s': nothing matched the paths to extract", o->archive);
-		goto out;
-	}
-	rc = 0;
-out:
-	archive_read_free(in);
-	archive_write_free(out);
+	else
+		rc = extract_all(&x);
+	archive_read_free(x.in);
+	archive_write_free(x.out);
+	links_release(&x.links);
 	if (cwd >= 0) {
 		if (fchdir(cwd) < 0)
 			error("cannot return to the working directory:");
@@ -303,7 +612,7 @@ out:
 	}
 	if (rc == 0 && rename(tmp, o->dest) < 0) {
 		error("cannot rename '%s' to '%s':", tmp, o->dest);
-		rc = -1;
+		rc = EXTRACT_FAILED;
 	}
 	if (rc != 0)
 		remove_tree(tmp);

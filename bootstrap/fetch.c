@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "apt.h"
@@ -31,18 +32,136 @@ struct transfer {
 	struct digest digest;
 	long long bytes;            /* in the part file (resumed ones included) */
 	long long resumed_from;     /* bytes already there when this attempt started */
-	bool too_large, write_failed, checked_resume;
+	bool too_large, checked_resume;
+	bool part_complete;         /* the part an earlier run left already hashes to the pin */
+	int write_errno;            /* why writing the part failed (ENOSPC...), 0 if it did not */
 	CURL *curl;
 	char errbuf[CURL_ERROR_SIZE];
 	char *result;               /* cache path once verified */
 	bool done, failed;
 };
 
+/* Write all of `data`, going on after a short write: the next write then says why (ENOSPC).
+ * Returns 0, or -1 with errno set. */
+static int write_all(int fd, const char *data, size_t n)
+{
+	for (size_t off = 0; off < n;) {
+		ssize_t w = write(fd, data + off, n - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -1;
+		off += (size_t)w;
+	}
+	return 0;
+}
+
+/* Records of verified files, DIR/verified/<sha256>, written when a file was hashed and found
+ * right (version 1):
+ *   crossroot-verified 1
+ *   <size> <mtime s>.<ns> <ctime s>.<ns> <inode> <device>
+ * A cached file whose stat data still match its record is used as it is (a stat and a small
+ * read, not a hash); any write to it changes its ctime, which cannot be set back, so a
+ * changed file is hashed again before use. Written to a temporary name, then renamed. */
+static char *record_path(const struct fetch_options *opts, const char *sha256)
+{
+	return xasprintf("%s/verified/%s", opts->cache_dir, sha256);
+}
+
+static void format_record(const struct stat *st, char *out, size_t n)
+{
+	snprintf(out, n, "crossroot-verified 1\n%lld %lld.%09ld %lld.%09ld %llu %llu\n",
+	         (long long)st->st_size, (long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec,
+	         (long long)st->st_ctim.tv_sec, st->st_ctim.tv_nsec,
+	         (unsigned long long)st->st_ino, (unsigned long long)st->st_dev);
+}
+
+/* Record that `path` was just verified. A record that cannot be written costs a hash on
+ * the next use, nothing else: a warning, not an error. */
+static void record_verified(const struct fetch_options *opts, const char *sha256,
+                            const char *path)
+{
+	struct stat st;
+	char text[256];
+	char *record = record_path(opts, sha256);
+	char *tmp = xasprintf("%s.tmp.%ld", record, (long)getpid());
+	char *dir = path_join(opts->cache_dir, "verified");
+	int fd = -1;
+	if (stat(path, &st) < 0 || (mkdir(dir, 0755) < 0 && errno != EEXIST))
+		goto fail;
+	format_record(&st, text, sizeof(text));
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write_all(fd, text, strlen(text)) < 0 || close(fd) < 0 ||
+	    rename(tmp, record) < 0) {
+		fd = -1;
+		goto fail;
+	}
+	goto out;
+fail:
+	warn("cannot record that '%s' was verified in '%s': %s; it will be hashed again on its "
+	     "next use", path, record, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+out:
+	free(dir);
+	free(tmp);
+	free(record);
+}
+
+static bool record_matches(const struct fetch_options *opts, const char *sha256,
+                           const struct stat *st)
+{
+	char *record = record_path(opts, sha256);
+	char expected[256], found[256] = "";
+	int fd = open(record, O_RDONLY | O_CLOEXEC);
+	free(record);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, found, sizeof(found) - 1);
+	close(fd);
+	found[n > 0 ? n : 0] = '\0';
+	format_record(st, expected, sizeof(expected));
+	return strcmp(found, expected) == 0;
+}
+
+/* Is the cached file at `path` still what its name says? Cheap when its record matches and
+ * `verify` is off; else hashed. A file that does not match is removed, with a warning that
+ * names it, so it is fetched again. */
+static bool cached_file_good(const struct fetch_options *opts, const char *path,
+                             const char *sha256)
+{
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return false;
+	if (!S_ISREG(st.st_mode)) {
+		warn("download cache entry '%s' is not a regular file; ignoring it", path);
+		return false;
+	}
+	if (!opts->verify && record_matches(opts, sha256, &st))
+		return true;
+	char actual[DIGEST_HEX_LEN + 1];
+	if (digest_file(path, actual) < 0)
+		return false;
+	if (strcmp(actual, sha256) != 0) {
+		char *record = record_path(opts, sha256);
+		warn("download cache file '%s' has sha256 %s, not the one it is named by: it changed "
+		     "after it was verified; removing it and fetching it again", path, actual);
+		if (unlink(path) < 0 && errno != ENOENT)
+			warn("cannot remove '%s': %s", path, strerror(errno));
+		unlink(record);
+		free(record);
+		return false;
+	}
+	record_verified(opts, sha256, path);
+	return true;
+}
+
 char *fetch_cached_path(const struct fetch_options *opts, const struct source *source)
 {
 	for (size_t i = 0; i < source->n_origins; i++) {
 		char *path = path_join(opts->cache_dir, source->origins[i].sha256);
-		if (path_exists(path))
+		if (cached_file_good(opts, path, source->origins[i].sha256))
 			return path;
 		free(path);
 	}
@@ -154,7 +273,7 @@ static size_t on_data(char *data, size_t size, size_t count, void *arg)
 		long code = 0;
 		curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &code);
 		if (t->resumed_from > 0 && code == 200 && reset_part(t) < 0) {
-			t->write_failed = true;
+			t->write_errno = errno ? errno : EIO;
 			return 0;
 		}
 		t->checked_resume = true;
@@ -163,15 +282,9 @@ static size_t on_data(char *data, size_t size, size_t count, void *arg)
 		t->too_large = true;
 		return 0;
 	}
-	for (size_t off = 0; off < n;) {
-		ssize_t w = write(t->fd, data + off, n - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			t->write_failed = true;
-			return 0;
-		}
-		off += (size_t)w;
+	if (write_all(t->fd, data, n) < 0) {
+		t->write_errno = errno;
+		return 0;
 	}
 	digest_update(&t->digest, data, n);
 	t->bytes += (long long)n;
@@ -231,7 +344,12 @@ static int open_part(const struct fetch_options *opts, struct transfer *t)
 		digest_update(&t->digest, chunk, (size_t)n);
 		t->bytes += n;
 	}
-	if (t->bytes >= o->max_size && reset_part(t) < 0)
+	/* killed between the last byte and the rename: nothing is left to download */
+	char so_far[DIGEST_HEX_LEN + 1] = "";
+	if (t->bytes > 0)
+		digest_peek(&t->digest, so_far);
+	t->part_complete = strcmp(so_far, o->sha256) == 0;
+	if (!t->part_complete && t->bytes >= o->max_size && reset_part(t) < 0)
 		return -1;
 	return 1;
 }
@@ -263,28 +381,89 @@ static CURL *new_handle(const struct fetch_options *opts, const char *url, char 
 	return c;
 }
 
-/* Download a small file (a signature) to `path`, blocking. Returns 0 or -1 with `why`. */
-static int fetch_small(const struct fetch_options *opts, const char *url, const char *path,
-                       struct buf *why)
+struct small_file {
+	int fd;
+	int write_errno;
+};
+
+static size_t on_small_data(char *data, size_t size, size_t count, void *arg)
 {
-	FILE *out = fopen(path, "we");
-	if (!out) {
+	struct small_file *f = arg;
+	if (write_all(f->fd, data, size * count) < 0) {
+		f->write_errno = errno;
+		return 0;
+	}
+	return size * count;
+}
+
+static bool transient(CURLcode code, long http);
+
+/* One attempt of fetch_small. Returns 0; -1 with `why`, `code` and `http` set when the
+ * transfer failed; -2 with `why` when the file could not be written (not worth a retry). */
+static int fetch_small_once(const struct fetch_options *opts, const char *url, const char *path,
+                            CURLcode *code, long *http, struct buf *why)
+{
+	struct small_file out = {open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), 0};
+	if (out.fd < 0) {
 		buf_printf(why, "cannot create '%s': %s", path, strerror(errno));
-		return -1;
+		return -2;
 	}
 	char errbuf[CURL_ERROR_SIZE] = "";
 	CURL *c = new_handle(opts, url, errbuf, 64 << 10);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
-	CURLcode code = curl_easy_perform(c);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_small_data);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &out);
+	*code = curl_easy_perform(c);
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, http);
 	curl_easy_cleanup(c);
-	if (fclose(out) != 0 && code == CURLE_OK)
-		code = CURLE_WRITE_ERROR;
-	if (code != CURLE_OK) {
+	if (*code == CURLE_OK && (fsync(out.fd) < 0 || close(out.fd) < 0))
+		out.write_errno = errno;
+	else if (*code != CURLE_OK)
+		close(out.fd);
+	if (out.write_errno) {
+		buf_printf(why, "cannot write '%s': %s", path, strerror(out.write_errno));
+		return -2;
+	}
+	if (*code != CURLE_OK) {
 		buf_printf(why, "cannot fetch signature %s: %s", url,
-		           errbuf[0] ? errbuf : curl_easy_strerror(code));
+		           errbuf[0] ? errbuf : curl_easy_strerror(*code));
 		return -1;
 	}
 	return 0;
+}
+
+/* Sleep, cut short by an interrupt. */
+static void pause_seconds(double seconds)
+{
+	double until = now_seconds() + seconds;
+	while (!interrupted && now_seconds() < until) {
+		struct timespec ts = {0, 50 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Download a small file (a signature) to `path`, blocking; transient errors are retried
+ * with backoff like the origins' files. Returns 0 or -1 with `why`. */
+static int fetch_small(const struct fetch_options *opts, const char *url, const char *path,
+                       struct buf *why)
+{
+	for (int attempt = 0;; attempt++) {
+		struct buf failure = {0};
+		CURLcode code = CURLE_OK;
+		long http = 0;
+		int rc = fetch_small_once(opts, url, path, &code, &http, &failure);
+		if (rc == 0)
+			return 0;
+		if (rc == -2 || !transient(code, http) || attempt >= opts->retries || interrupted) {
+			buf_puts(why, failure.s);
+			buf_release(&failure);
+			return -1;
+		}
+		double delay = opts->backoff_seconds * (1 << attempt);
+		warn("%s; retrying in %.1f s (attempt %d of %d)", failure.s, delay, attempt + 2,
+		     opts->retries + 1);
+		buf_release(&failure);
+		pause_seconds(delay);
+	}
 }
 
 /* The verified part of a signed origin must also carry a good signature by the source's
@@ -357,7 +536,8 @@ static CURL *start(const struct fetch_options *opts, struct transfer *t)
 {
 	const struct origin *o = &t->origins[t->origin];
 	t->resumed_from = t->bytes;
-	t->too_large = t->write_failed = t->checked_resume = false;
+	t->too_large = t->checked_resume = false;
+	t->write_errno = 0;
 	t->errbuf[0] = '\0';
 	if (lseek(t->fd, 0, SEEK_END) < 0) {
 		error("cannot seek '%s':", t->part_path);
@@ -404,58 +584,114 @@ static void next_origin(struct transfer *t)
 	}
 }
 
+/* Start this origin over from the first byte, now: the bytes kept from an earlier attempt
+ * or run may be the bad ones. False when no attempt is left (the caller fails the origin). */
+static bool start_over(const struct fetch_options *opts, struct transfer *t, const char *why)
+{
+	if (t->attempt >= opts->retries)
+		return false;
+	warn("%s: %s: %s; starting over from the first byte (attempt %d of %d)", t->source->name,
+	     t->url, why, t->attempt + 2, opts->retries + 1);
+	t->attempt++;
+	t->not_before = 0;
+	if (reset_part(t) < 0) {
+		close_part(t, true);
+		t->done = t->failed = true;
+	}
+	return true;
+}
+
+/* The part holds every byte (its digest was checked by the caller or is checked here):
+ * verify the signature if there is one, store it under its hash, record it as verified.
+ * `complete_before` says it was complete before any request of this run. */
+static void store_part(const struct fetch_options *opts, struct transfer *t, bool complete_before)
+{
+	const struct origin *o = &t->origins[t->origin];
+	char name[4200];
+	origin_name(o, name, sizeof(name));
+	char actual[DIGEST_HEX_LEN + 1];
+	digest_final(&t->digest, actual);
+	if (strcmp(actual, o->sha256) != 0) {
+		if (t->resumed_from > 0 &&
+		    start_over(opts, t, "the resumed download does not match its sha256"))
+			return;
+		error("%s: sha256 mismatch for %s%s%s: expected %s, got %s (%lld bytes); "
+		      "the file was discarded", t->source->name, name,
+		      strcmp(name, t->url) ? " at " : "", strcmp(name, t->url) ? t->url : "",
+		      o->sha256, actual, t->bytes);
+		close_part(t, true);
+		next_origin(t);
+		return;
+	}
+	struct buf why = {0};
+	if (o->signature && check_signature(opts, t, &why) < 0) {
+		error("%s: OpenPGP signature check failed for %s%s%s (keyring %s): %s; the file "
+		      "was discarded", t->source->name, name, strcmp(name, t->url) ? " at " : "",
+		      strcmp(name, t->url) ? t->url : "", t->source->keyring, why.s);
+		buf_release(&why);
+		close_part(t, true);
+		next_origin(t);
+		return;
+	}
+	buf_release(&why);
+	char *final = path_join(opts->cache_dir, o->sha256);
+	if (fsync(t->fd) < 0 || rename(t->part_path, final) < 0) {
+		/* the cache cannot take it (a full disk): no other origin helps */
+		error("cannot store '%s' as '%s':", t->part_path, final);
+		close_part(t, true);
+		free(final);
+		t->done = t->failed = true;
+		return;
+	}
+	close_part(t, false);
+	record_verified(opts, o->sha256, final);
+	char size[32];
+	format_size((double)t->bytes, size);
+	if (complete_before)
+		info("fetched %s %s (%s, sha256 verified): the part an earlier run left was "
+		     "complete, nothing was downloaded", t->source->name, t->source->version, size);
+	else
+		info("fetched %s %s (%s, sha256 verified) from %s%s", t->source->name,
+		     t->source->version, size, t->url, t->resumed_from ? " (resumed)" : "");
+	t->result = final;
+	t->done = true;
+}
+
 /* Handle the end of one attempt; sets up the next attempt, success or failure. */
 static void finish(const struct fetch_options *opts, struct transfer *t, CURLcode code)
 {
-	const struct origin *o = &t->origins[t->origin];
 	long http = 0;
 	curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &http);
 	curl_easy_cleanup(t->curl);
 	t->curl = NULL;
-	char name[4200];
-	origin_name(o, name, sizeof(name));
-	if (code == CURLE_OK) {
-		char actual[DIGEST_HEX_LEN + 1];
-		digest_final(&t->digest, actual);
-		if (strcmp(actual, o->sha256) != 0) {
-			error("%s: sha256 mismatch for %s%s%s: expected %s, got %s (%lld bytes); "
-			      "the file was discarded", t->source->name, name,
-			      strcmp(name, t->url) ? " at " : "", strcmp(name, t->url) ? t->url : "",
-			      o->sha256, actual, t->bytes);
-			close_part(t, true);
-			next_origin(t);
+	if (http == 416 && t->resumed_from > 0) {
+		/* Nothing after the part's end: it holds the whole file (a run killed before the
+		 * rename), or more, or wrong bytes. libcurl may even call this a success. */
+		char so_far[DIGEST_HEX_LEN + 1];
+		digest_peek(&t->digest, so_far);
+		if (strcmp(so_far, t->origins[t->origin].sha256) == 0) {
+			store_part(opts, t, false);
 			return;
 		}
-		struct buf why = {0};
-		if (o->signature && check_signature(opts, t, &why) < 0) {
-			error("%s: OpenPGP signature check failed for %s%s%s (keyring %s): %s; the file "
-			      "was discarded", t->source->name, name, strcmp(name, t->url) ? " at " : "",
-			      strcmp(name, t->url) ? t->url : "", t->source->keyring, why.s);
-			buf_release(&why);
-			close_part(t, true);
-			next_origin(t);
+		char why[160];
+		snprintf(why, sizeof(why), "nothing after the %lld bytes kept (HTTP 416), and they do "
+		         "not match", t->bytes);
+		if (start_over(opts, t, why))
 			return;
-		}
-		buf_release(&why);
-		char *final = path_join(opts->cache_dir, o->sha256);
-		if (fsync(t->fd) < 0 || rename(t->part_path, final) < 0) {
-			error("cannot store '%s' as '%s':", t->part_path, final);
-			close_part(t, true);
-			free(final);
-			next_origin(t);
-			return;
-		}
-		close_part(t, false);
-		char size[32];
-		info("fetched %s %s (%s, sha256 verified) from %s%s", t->source->name,
-		     t->source->version, format_size((double)t->bytes, size), t->url,
-		     t->resumed_from ? " (resumed)" : "");
-		t->result = final;
-		t->done = true;
+	} else if (code == CURLE_OK) {
+		store_part(opts, t, false);
+		return;
+	}
+	if (t->write_errno) {
+		/* the cache cannot take it (a full disk): no other origin or attempt helps */
+		error("%s: cannot write '%s': %s; the part was removed", t->source->name,
+		      t->part_path, strerror(t->write_errno));
+		close_part(t, true);
+		t->done = t->failed = true;
 		return;
 	}
 	const char *why = t->too_large ? "larger than its max-size" :
-	                  t->write_failed ? "cannot write to the download cache" :
+	                  http == 416 ? "HTTP 416 (range not satisfiable)" :
 	                  t->errbuf[0] ? t->errbuf : curl_easy_strerror(code);
 	if (code == CURLE_RANGE_ERROR && t->attempt < opts->retries) {
 		/* the server cannot resume: start this file over */
@@ -467,7 +703,7 @@ static void finish(const struct fetch_options *opts, struct transfer *t, CURLcod
 		}
 		return;
 	}
-	bool retry = !t->too_large && !t->write_failed && transient(code, http) &&
+	bool retry = !t->too_large && transient(code, http) &&
 	             t->attempt < opts->retries;
 	if (retry) {
 		double delay = opts->backoff_seconds * (1 << t->attempt);
@@ -577,8 +813,9 @@ int fetch_sources(const struct fetch_options *opts, struct source *const sources
 				int opened = open_part(opts, t);
 				if (opened == 0) {
 					/* another crossroot is fetching this very file: look again soon */
-					char *final = path_join(opts->cache_dir, t->origins[t->origin].sha256);
-					if (path_exists(final)) {
+					const char *sha256 = t->origins[t->origin].sha256;
+					char *final = path_join(opts->cache_dir, sha256);
+					if (cached_file_good(opts, final, sha256)) {
 						t->result = final;
 						t->done = true;
 					} else {
@@ -593,14 +830,21 @@ int fetch_sources(const struct fetch_options *opts, struct source *const sources
 					continue;
 				}
 				/* another crossroot may have finished it while we waited for the lock */
-				char *final = path_join(opts->cache_dir, t->origins[t->origin].sha256);
-				if (path_exists(final)) {
+				const char *sha256 = t->origins[t->origin].sha256;
+				char *final = path_join(opts->cache_dir, sha256);
+				if (cached_file_good(opts, final, sha256)) {
 					close_part(t, true);
 					t->result = final;
 					t->done = true;
 					continue;
 				}
 				free(final);
+				if (t->part_complete) {
+					store_part(opts, t, true);
+					if (!t->done)
+						i--;   /* on to the next origin: look at it again */
+					continue;
+				}
 			}
 			if (!start(opts, t)) {
 				close_part(t, true);

@@ -4,11 +4,19 @@
  * Cache layout (DIR = fetch_options.cache_dir):
  *   DIR/<sha256>              a verified file, named by its own hash; never modified
  *   DIR/tmp/<sha256>.part     bytes in flight, flock()ed by the process writing them; an
- *                             interrupted download is re-hashed and resumed (HTTP Range)
+ *                             interrupted download is re-hashed and resumed (HTTP Range);
+ *                             one already complete is stored without any request
+ *   DIR/verified/<sha256>     when DIR/<sha256> was verified, its size, mtime, ctime,
+ *                             inode and device (format in fetch.c): a changed file is hashed
+ *                             again before use
  * A file is renamed into DIR only after its sha256 matched the origin's pin, so whatever a
- * reader finds there is verified. Origins are tried in order; an origin that fails for good
+ * reader finds there is verified. A write that fails (a full disk) fails the download at once,
+ * naming the part file and errno's words, and removes the part: no origin can help. Origins
+ * are tried in order; an origin that fails for good
  * (404, hash mismatch, too large, apt has no such file) passes to the next at once, a
- * transient failure (connect, reset, 5xx, stall) is retried with backoff first. */
+ * transient failure (connect, reset, 5xx, stall) is retried with backoff first, and so are
+ * signature downloads. A resumed download that does not match, or whose range the server
+ * cannot serve (416) while the part does not match, starts over from the first byte. */
 #ifndef CROSSROOT_FETCH_H
 #define CROSSROOT_FETCH_H
 
@@ -26,9 +34,14 @@ struct fetch_options {
 	const struct strlist *mirrors;  /* asked before the origins: URLs or local directories */
 	bool offline;               /* never touch the network: the cache must hold everything */
 	const char *ca_bundle;      /* CA certificates for https (NULL: the system's) */
+	bool verify;                /* hash every cached file before use, whatever its record */
 };
 
-/* Path of the verified file of `source` if the cache holds one (any origin's hash), else NULL. */
+/* Path of the verified file of `source` if the cache holds one (any origin's hash), else NULL.
+ * A cached file is checked on every use: its stat data against its record in verified/
+ * (cheap), and hashed when they differ, when it has no record, or when `verify` is set. A
+ * file that no longer hashes to its name is removed with a warning naming it (and so
+ * fetched again by fetch_sources). */
 char *fetch_cached_path(const struct fetch_options *opts, const struct source *source);
 
 /* Make sure every source is in the cache. On return paths[i] is the cached file of

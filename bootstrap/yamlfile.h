@@ -20,8 +20,19 @@ struct yamlfile {
 	int errors;          /* problems reported so far */
 };
 
-/* Load and parse `path`. Returns -1 after printing the problem (missing file, syntax error
- * with its mark, empty document, root not a mapping). */
+/* Bounds on what a recipe may be: recipes are a few kilobytes and a few levels deep; beyond
+ * these, libyaml's time grows fast (100,000 nested levels: 45 s). */
+enum {
+	YAMLFILE_MAX_BYTES = 1 << 20,
+	YAMLFILE_MAX_DEPTH = 64,
+};
+
+/* Load and parse `path`. Returns -1 after printing the problem: missing or unreadable file,
+ * not a regular file (a FIFO or device is refused before any read, so it cannot hang), more
+ * than YAMLFILE_MAX_BYTES, a NUL byte, a syntax error with its mark, nesting deeper than
+ * YAMLFILE_MAX_DEPTH, a second document, an empty document, a root that is not a mapping.
+ * A key given twice in any mapping is reported at the second one, naming the first one's
+ * line, and counted in `errors` (the load itself returns 0 so later checks report too). */
 int yamlfile_load(struct yamlfile *f, const char *path);
 void yamlfile_release(struct yamlfile *f);
 yaml_node_t *yamlfile_root(struct yamlfile *f);
@@ -30,7 +41,7 @@ yaml_node_t *yamlfile_root(struct yamlfile *f);
 void yamlfile_error(struct yamlfile *f, const yaml_node_t *node, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* Check a mapping's keys: every key a scalar, no duplicates, each in `allowed` (NULL-ended;
+/* Check a mapping's keys: every key a scalar, each in `allowed` (NULL-ended;
  * an unknown key gets the closest allowed one suggested), every `required` one present. */
 void yamlfile_check_keys(struct yamlfile *f, yaml_node_t *map, const char *const allowed[],
                          const char *const required[]);

@@ -128,6 +128,58 @@ check "next run resumes the part" 0 "(resumed)"
 assert "resumed download asked for the rest only" grep -q "/ok/blob.bin bytes=[1-9]" "$T/requests.log"
 assert "resumed file verified" cached_ok
 
+# flip_byte FILE OFFSET: change one byte in place (same size)
+flip_byte() {
+	python3 -c "
+import sys; f = open(sys.argv[1], 'r+b'); f.seek(int(sys.argv[2])); b = f.read(1)
+f.seek(int(sys.argv[2])); f.write(bytes([b[0] ^ 0x55]))" "$1" "$2"
+}
+
+# A run killed between the last byte and the rename leaves a complete part: the next run
+# re-hashes it and stores it without asking any server.
+case_project completepart "$BASE/ok/blob.bin"
+mkdir -p "$CACHE/downloads/tmp"
+cp "$T/www/blob.bin" "$CACHE/downloads/tmp/$SUM.part"
+run $C fetch completepart
+check "complete part from a killed run: stored" 0 "fetched completepart" "complete"
+assert "complete part: no request at all" test "$(requests /ok/)" = 0
+assert "complete part: verified" cached_ok
+assert "complete part: clean cache" clean_cache
+
+# A part as long as the file but wrong: the range request gets 416 (nothing left to send);
+# the part does not match, so the download starts over from the first byte.
+case_project badpart "$BASE/ok/blob.bin"
+mkdir -p "$CACHE/downloads/tmp"
+cp "$T/www/blob.bin" "$CACHE/downloads/tmp/$SUM.part"
+flip_byte "$CACHE/downloads/tmp/$SUM.part" 1000
+run $C fetch badpart
+check "full-length wrong part: 416, started over" 0 "starting over" "fetched badpart"
+assert "full-length wrong part: asked for the rest first" grep -q "/ok/blob.bin bytes=300000-" "$T/requests.log"
+assert "full-length wrong part: then for the whole file" grep -q "/ok/blob.bin -$" "$T/requests.log"
+assert "full-length wrong part: verified" cached_ok
+assert "full-length wrong part: clean cache" clean_cache
+
+# A cached file changed after it was verified (same size, its mtime even put back): its stat
+# data no longer match what was recorded when it was verified, so it is hashed again, found
+# bad, removed with a warning naming it, and fetched again.
+case_project changed "$BASE/ok/blob.bin"
+run $C fetch changed
+touch -r "$CACHE/downloads/$SUM" "$T/times"
+run $C fetch changed
+check "unchanged cached file: used as it is" 0
+assert "unchanged cached file: not fetched again" test "$(requests /ok/)" = 1
+flip_byte "$CACHE/downloads/$SUM" 1000
+touch -r "$T/times" "$CACHE/downloads/$SUM"
+run $C fetch changed
+check "changed cached file: noticed, removed, fetched again" 0 \
+	"download cache file '$CACHE/downloads/$SUM'" "fetching it again" "fetched changed"
+assert "changed cached file: fetched twice in all" test "$(requests /ok/)" = 2
+assert "changed cached file: verified again" cached_ok
+flip_byte "$CACHE/downloads/$SUM" 1000
+run $C --offline fetch changed
+check "changed cached file, --offline: an error, not the bad file" 3 \
+	"download cache file '$CACHE/downloads/$SUM'" "is not in the download cache"
+
 # Two crossroot processes fetching the same file into one cache.
 case_project shared "$BASE/drip/blob.bin"
 $CROSSROOT -C "$P" --work "$T/w1" --cache "$CACHE" fetch shared >"$T/a.out" 2>&1 &

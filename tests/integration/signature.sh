@@ -61,6 +61,17 @@ target genuine
 run $C fetch genuine
 check "genuine tarball over loopback: good signature" 0 "good OpenPGP signature" "fetched genuine"
 
+# Transient errors on the signature are retried like the file's own: 500, a reset, a stall,
+# a truncated body.
+for mode in 500once resetonce stallonce truncateonce; do
+	rm -rf "$CACHE"
+	sed -e "s|/ok/musl-1.2.3.tar.gz.asc|/$mode/musl-1.2.3.tar.gz.asc|; s|name: genuine|name: sig$mode|" \
+		"$P/sources/genuine.yaml" >"$P/sources/sig$mode.yaml"
+	target "sig$mode"
+	CROSSROOT_RETRY_DELAY=0.1 CROSSROOT_STALL_SECONDS=1 run $C fetch "sig$mode"
+	check "signature: $mode is retried" 0 "retrying" "good OpenPGP signature" "fetched sig$mode"
+done
+
 # A keyring without the signer's key.
 rm -rf "$CACHE"
 sed -e "s|keyring: keys/musl.asc|keyring: /usr/share/keyrings/debian-archive-keyring.gpg|; s|name: genuine|name: unknownkey|" \

@@ -17,6 +17,8 @@ injected faults. The first path component picks the behaviour, the rest names th
   /norange/F       the file, ignoring Range (always 200 with the whole body)
   /truncateonce/F  the first request for F is truncated, later ones are served (with Range)
   /truncnorange/F  the first request for F is truncated, later ones ignore Range (200)
+  /resetonce/F     the first request for F is reset, later ones are served
+  /stallonce/F     the first request for F stalls, later ones are served
   /endless/F       an endless body without Content-Length
 
 Started as `faultserver.py DIR PORTFILE [CERT KEY]`: binds 127.0.0.1 on a free port, writes
@@ -64,11 +66,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 seen.add(name)
             if first:
                 return self.simple(500, b"server error\n")
-        if mode in ("truncateonce", "truncnorange"):
+        if mode in ("truncateonce", "truncnorange", "resetonce", "stallonce"):
             with lock:
                 first = (mode, name) not in seen
                 seen.add((mode, name))
-            mode = "truncate" if first else ("ok" if mode == "truncateonce" else "norange")
+            if first:
+                mode = {"truncateonce": "truncate", "truncnorange": "truncate",
+                        "resetonce": "reset", "stallonce": "stall"}[mode]
+            else:
+                mode = "norange" if mode == "truncnorange" else "ok"
         if mode == "flip":
             b = bytearray(data)
             for i in range(0, len(b), max(1, len(b) // 7)):
