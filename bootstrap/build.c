@@ -89,9 +89,11 @@ static int prepare_tree(void *arg)
 		.exclude = &t->source->exclude,
 	};
 	printf("extracting %s into %s\n", t->archive, t->tree_dir);
-	if (extract_archive(&eo) < 0) {
+	int extracted = extract_archive(&eo);
+	if (extracted < 0) {
 		free(dest);
-		return EXIT_FETCH;   /* a refused or unreadable archive: exit code 3 */
+		/* the archive's fault is exit code 3, the machine's (a full disk) 1 */
+		return extracted == EXTRACT_REFUSED ? EXIT_FETCH : EXIT_FAILED;
 	}
 	printf("extracted in %.1f s\n", now_seconds() - start);
 	for (size_t i = 0; i < t->patches.n; i++) {

@@ -725,9 +725,12 @@ int cache_prune(const char *dir, const char *downloads, const struct strlist *ke
 		if (!digest_is_valid_hex(files.v[i]) || strlist_has(pins, files.v[i]))
 			continue;
 		char *path = path_join(downloads, files.v[i]);
+		char *record = xasprintf("%s/verified/%s", downloads, files.v[i]);
 		rc |= remove_counted(path, &freed);
+		remove_tree(record);   /* the download's stat record (fetch.h) */
 		dropped++;
 		free(path);
+		free(record);
 	}
 	char size[32];
 	info("pruned %zu stage results and %zu downloads, freed %s; kept %zu stage results "

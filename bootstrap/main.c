@@ -49,7 +49,7 @@ static const char usage[] =
 	"      --wait         wait for another crossroot using the work directory or cache\n"
 	"      --static-only  static runtimes only (as a target's 'static: true'): no shared\n"
 	"                     library is built, and the compilers link statically\n"
-	"      --verify       hash every cached stage result in full before using it\n"
+	"      --verify       hash every cached download and stage result in full before use\n"
 	"  -k, --keep-going   after a failure, go on with stages that do not depend on it\n"
 	"      --keep N       prune: older results kept per target and stage (default 1)\n"
 	"  -v, --verbose      show every command\n"
@@ -361,7 +361,7 @@ int main(int argc, char **argv)
 	struct build_options bo = {
 		.fetch = {.cache_dir = downloads, .apt_dir = apt_dir, .parallel = 4, .retries = 3,
 		          .stall_seconds = 30, .backoff_seconds = 1, .mirrors = &mirrors,
-		          .offline = offline},
+		          .offline = offline, .verify = verify},
 		.verbose = verbose,
 		.keep_going = keep_going,
 	};
