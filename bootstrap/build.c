@@ -519,13 +519,13 @@ int build_run(struct plan *p, const struct build_options *o)
 		if (p->nodes[i]->state == NODE_WAITING || p->nodes[i]->state == NODE_PENDING)
 			todo++;
 	int rc = EXIT_OK;
+	remove_leftovers(p);
 	if (todo) {
 		rc = build_fetch(p, o);
 		if (rc != EXIT_OK)
 			return rc;
 		if (jobserver_init(&r.js, p->jobs) < 0)
 			return EXIT_FAILED;
-		remove_leftovers(p);
 		r.jobs = xcalloc(p->n_nodes + 1, sizeof(*r.jobs));
 		for (size_t i = 0; i < p->n_nodes; i++)
 			r.jobs[i].log_fd = -1;

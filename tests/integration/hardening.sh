@@ -1,0 +1,189 @@
+#!/bin/sh
+# Nothing lost, nothing escapes: links in stage results, tampered and vanished cache entries,
+# prune against a running build, shell quoting, file modes, leftovers and the small things.
+. "$(dirname "$0")/../lib/common.sh"
+P=$T/p
+mkdir -p "$P/targets" "$P/stages" "$P/sources" "$P/patches" "$T/host"
+echo sentinel >"$T/host/keep.txt"
+chmod 0700 "$T/host"
+CACHE=$T/cache
+C="$CROSSROOT -C $P --work $T/work --cache $CACHE --out $T/sysroots"
+target() {   # target NAME STAGE
+	printf 'triple: aarch64-unknown-linux-musl\nqemu: qemu-aarch64-static\nstages: [%s]\n' "$2" \
+		>"$P/targets/$1.yaml"
+}
+key_of() { grep -lx "$1" "$CACHE"/stages/*/owner | xargs -n1 dirname | xargs -n1 basename | head -1; }
+
+# --- a link in a dependency's output never leads a later stage's writes out ---
+cat >"$P/stages/evil.yaml" <<EOT
+name: evil
+steps:
+  - mkdir -p \${destdir}/usr && ln -s $T/host \${destdir}/usr/lib64
+EOT
+cat >"$P/stages/libs.yaml" <<'EOT'
+name: libs
+steps:
+  - mkdir -p ${destdir}/usr/lib64 && echo lib >${destdir}/usr/lib64/keep.txt && echo new >${destdir}/usr/lib64/new.txt
+EOT
+cat >"$P/stages/after.yaml" <<'EOT'
+name: after
+depends: [evil, libs]
+steps: [true]
+EOT
+target links after
+run $C build links
+check "a link and a directory at one path are a conflict naming both stages" 1 \
+	"'usr/lib64' is installed by stage evil (links) and by stage libs (links), with different contents"
+assert "nothing was written into the host directory" test "$(ls "$T/host")" = keep.txt
+assert "the host file is untouched" grep -qx sentinel "$T/host/keep.txt"
+assert "the host directory's mode is untouched" test "$(stat -c %a "$T/host")" = 700
+cat >"$P/stages/through.yaml" <<'EOT'
+name: through
+depends: [evil]
+steps:
+  - test -L ${sysroot}/usr/lib64
+  - mkdir -p ${destdir}/usr/share && echo ok >${destdir}/usr/share/through.txt
+EOT
+target through through
+run $C build through
+check "a dependency's link is copied as a link" 0 "sysroot through"
+assert "the sysroot keeps the link, the host stays as it was" test "$(ls "$T/host")" = keep.txt
+
+# --- cached results cannot be changed by a later step, and tampering is found ---
+cat >"$P/stages/first.yaml" <<'EOT'
+name: first
+steps:
+  - mkdir -p ${destdir}/usr/include && echo 'int x;' >${destdir}/usr/include/x.h
+EOT
+cat >"$P/stages/second.yaml" <<'EOT'
+name: second
+depends: [first]
+steps:
+  - echo 'int appended;' >>${sysroot}/usr/include/x.h
+  - mkdir -p ${destdir}/usr/share && cp ${sysroot}/usr/include/x.h ${destdir}/usr/share/seen.h
+EOT
+target tamper second
+run $C build tamper
+check "a step may write into its private sysroot" 0 "sysroot tamper"
+FIRST=$(key_of "tamper first")
+assert "the cached result of the dependency is unchanged" grep -qx 'int x;' "$CACHE/stages/$FIRST/files/usr/include/x.h"
+assert "the sysroot has the dependency's own file" grep -qx 'int x;' "$T/sysroots/tamper/usr/include/x.h"
+chmod u+w "$CACHE/stages/$FIRST/files/usr/include/x.h"
+printf 'X' >>"$CACHE/stages/$FIRST/files/usr/include/x.h"
+run $C build tamper
+check "a one-byte edit in the stage cache is found and rebuilt" 0 \
+	"stage result '$CACHE/stages/$FIRST' fails its check" "build   first (tamper)"
+assert "the rebuilt result is whole again" grep -qx 'int x;' "$CACHE/stages/$FIRST/files/usr/include/x.h"
+rm -rf "$CACHE/stages/$FIRST/files"
+run $C build tamper
+check "a deleted files/ is found and rebuilt" 0 "its files are missing" "build   first (tamper)"
+rm -rf "$CACHE/stages/$FIRST" && mkdir "$CACHE/stages/$FIRST"
+run $C build tamper
+check "an empty key directory is found and rebuilt" 0 "its manifest is missing" "build   first (tamper)"
+touch "$CACHE/stages/$FIRST/files/usr/include/extra.h"
+run $C plan tamper
+check "an added file is found" 0 "fails its check" "first                    to build"
+run $C build tamper
+touch "$CACHE/stages/$FIRST/files/usr/include/x.h"   # same bytes, new ctime: hashed, accepted
+run $C build --verify tamper
+check "--verify hashes everything and accepts what is whole" 0 "sysroot tamper"
+assert "nothing was rebuilt" sh -c "! grep -q 'build   ' '$T/out'"
+
+# --- a result that vanishes before assembly is an error, not a smaller sysroot ---
+cat >"$P/stages/vanish.yaml" <<EOT
+name: vanish
+depends: [first]
+steps:
+  - rm -rf $CACHE/stages/*/files/usr/include
+  - mkdir -p \${destdir}/usr/share && touch \${destdir}/usr/share/v
+EOT
+target vanish vanish
+run $C build vanish
+check "assembly from a result that changed since the plan fails" 1 "not assembled"
+assert "no sysroot was written" test ! -e "$T/sysroots/vanish"
+run $C build tamper
+check "the damaged result is rebuilt by the next run" 0 "fails its check" "sysroot tamper"
+
+# --- modes: no set-id bits, no group/other write, whatever the umask ---
+cat >"$P/stages/modes.yaml" <<'EOT'
+name: modes
+steps:
+  - mkdir -p ${destdir}/usr/bin && echo x >${destdir}/usr/bin/tool && chmod 4777 ${destdir}/usr/bin/tool
+  - touch ${destdir}/usr/bin/plain && mkdir -p ${destdir}/usr/share/open && chmod 1777 ${destdir}/usr/share/open
+EOT
+target modes modes
+run sh -c "umask 000; $C build modes"
+check "modes target builds under umask 000" 0 "sysroot modes"
+assert "no set-id or sticky bit in the sysroot" test -z "$(find "$T/sysroots/modes" -perm /7000)"
+assert "nothing group or other writable in the sysroot" test -z "$(find "$T/sysroots/modes" ! -type l -perm /022)"
+assert "nothing group or other writable in the cache" test -z "$(find "$CACHE/stages" ! -type l ! -name .lock -perm /022)"
+
+# --- shell quoting: paths and values never reach the shell unquoted ---
+run $CROSSROOT -C "$P" --work "$T/a b" --cache "$CACHE" --out "$T/sysroots" build modes
+check "a work path with a space is refused" 2 "--work '$T/a b' holds ' '"
+assert "nothing was created beside it" test ! -e "$T/a"
+run $CROSSROOT -C "$P" --work "$T/w;touch $T/pwned" build modes
+check "a work path with ';' is refused" 2 "holds ';'"
+assert "no command ran" test ! -e "$T/pwned"
+printf 'triple: a-b-c\nqemu: q\nstages: [modes]\nvars:\n  x: "1; touch %s/pwned2"\n' "$T" >"$P/targets/inject.yaml"
+run $C build inject
+check "a target variable with shell syntax is refused at its line" 2 "inject.yaml:5:3: value of 'x'"
+printf 'triple: a-b-c\nqemu: q\nstages: [modes]\nvars:\n  destdir: /\n' >"$P/targets/override.yaml"
+run $C build override
+check "a target cannot override an engine variable" 2 "variable 'destdir' is set by crossroot"
+rm "$P/targets/inject.yaml" "$P/targets/override.yaml"
+
+# --- prune does not run under a build, and a build does not run under prune ---
+cat >"$P/stages/slow.yaml" <<'EOT'
+name: slow
+steps:
+  - sleep 3
+  - mkdir -p ${destdir}/usr/share && touch ${destdir}/usr/share/slow
+EOT
+target slow slow
+$C build slow >"$T/slow.out" 2>&1 &
+BUILD=$!
+sleep 1
+run $CROSSROOT -C "$P" --work "$T/work2" --cache "$CACHE" prune --keep 0
+check "prune (from another work directory) refuses while a build uses the stage cache" 4 \
+	"in use by a build"
+wait $BUILD
+assert "the build finished" grep -q "sysroot slow" "$T/slow.out"
+run $CROSSROOT -C "$P" --work "$T/work2" --cache "$CACHE" prune --keep 0
+check "prune runs once the build ended" 0 "pruned"
+
+# --- background processes of a step end with it, so they hold no lock ---
+cat >"$P/stages/bg.yaml" <<'EOT'
+name: bg
+steps:
+  - sleep 60 &
+  - mkdir -p ${destdir}/usr/share && touch ${destdir}/usr/share/bg
+EOT
+target bg bg
+run $C build bg
+check "a step leaving a background process finishes" 0 "sysroot bg"
+run $C plan bg
+check "the next run is not locked out by it" 0 "bg                       cached"
+
+# --- leftovers of killed runs are cleaned; foreign directories are kept ---
+mkdir -p "$CACHE/stages/.tmp-0123-999999/files" "$T/sysroots/.bg.new.999999"
+rm -rf "$T/sysroots/bg/.crossroot-stamp"
+run $C build bg
+check "a sysroot directory crossroot did not make is never replaced" 1 "was not made by crossroot"
+assert "its contents are kept" test -e "$T/sysroots/bg/usr/share/bg"
+rm -rf "$T/sysroots/bg"
+run $C build bg
+check "the next build assembles it" 0 "sysroot bg"
+assert "leftover sysroot of a dead run removed" test ! -e "$T/sysroots/.bg.new.999999"
+target firstonly first
+run $C build firstonly
+assert "leftover publish of a dead run removed" test ! -e "$CACHE/stages/.tmp-0123-999999"
+
+# --- small things ---
+run $C prune --keep abc
+check "--keep abc is refused" 2 "--keep needs a number"
+run env CROSSROOT_CACHE= $CROSSROOT -C "$P" --work "$T/work3" --out "$T/sysroots" build firstonly
+check "an empty CROSSROOT_CACHE is unset" 0 "sysroot firstonly"
+assert "stage results went to the work directory's cache" test -d "$T/work3/cache/stages"
+assert "not into the project" test ! -e "$P/stages/.lock"
+finish
