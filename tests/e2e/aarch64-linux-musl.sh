@@ -65,6 +65,43 @@ assert "no libgcc_s or libstdc++" sh -c "! grep -Eq 'libgcc|libstdc' $T/out"
 run qemu-aarch64-static -L "$S" "$T/hcxx"
 check "dynamic C++ hello runs" 0 "hello c++"
 
+# 16-byte atomics need libatomic: the toolchain links it where needed, users never add
+# -latomic (upstream clang still asks them to: llvm-project issue 73361).
+cat >"$T/atomic16.cpp" <<'EOT'
+#include <atomic>
+#include <cstdio>
+struct pair { long a, b; };
+int main() {
+	std::atomic<pair> p{{1, 2}};
+	pair want{1, 2};
+	bool swapped = p.compare_exchange_strong(want, pair{3, 4});
+	std::printf("%d %ld %ld\n", swapped, p.load().a, p.load().b);
+}
+EOT
+for mode in dynamic static; do
+	flag=; [ $mode = static ] && flag=-static
+	run "$S/bin/$TARGET-clang++" $flag "$T/atomic16.cpp" -o "$T/atomic16-$mode"
+	check "16-byte std::atomic links without -latomic ($mode)" 0
+	run qemu-aarch64-static -L "$S" "$T/atomic16-$mode"
+	check "16-byte std::atomic runs ($mode)" 0 "1 3 4"
+done
+run "$S/bin/$TARGET-clang" "$T/hello.c" -o "$T/h3"
+run readelf -d "$T/h3"
+assert "a program without atomics does not need libatomic" sh -c "! grep -q atomic '$T/out'"
+
+# The sysroot carries its own loader path file, so a host's (Debian's musl package installs
+# /etc/ld-musl-<arch>.path) never steers its programs under qemu -L.
+assert "the sysroot has its own /etc/ld-musl-aarch64.path" test -s "$S/etc/ld-musl-aarch64.path"
+HOSTPATH=/etc/ld-musl-aarch64.path
+if [ "$(id -u)" = 0 ] && [ ! -e "$HOSTPATH" ]; then
+	echo /nonexistent >"$HOSTPATH"
+	run qemu-aarch64-static -L "$S" "$T/hcxx"
+	rm -f "$HOSTPATH"
+	check "a host loader path file does not leak into qemu runs" 0 "hello c++"
+else
+	echo "skip   host loader path file (needs root and no $HOSTPATH on the host)"
+fi
+
 start=$(date +%s%N)
 run $C build $TARGET
 end=$(date +%s%N)
