@@ -1,6 +1,6 @@
 # crossroot: one POSIX-style Makefile. `make` builds ./crossroot, `make check` runs every test
 # tier (unit, fuzz, integration, end to end), `make SAN=1` builds with ASan+UBSan, `make fuzz`
-# fuzzes the recipe loader for 10 minutes.
+# fuzzes the recipe loader and the planner for 10 minutes.
 VERSION = 0.1.0
 CC = cc
 PKGS = yaml-0.1 libcurl libcrypto libarchive
@@ -25,18 +25,25 @@ bootstrap/%.o: bootstrap/%.c $(HEADERS) Makefile
 tests/unit/run-unit: tests/unit/unit.c $(OBJS)
 	$(CC) $(CFLAGS) $(SAN_FLAGS) -Ibootstrap -o $@ tests/unit/unit.c $(OBJS) $(LDLIBS)
 
-# libFuzzer target for the recipe loader, with ASan and UBSan (clang only).
+# libFuzzer targets, with ASan and UBSan (clang only): the recipe loader, and variable
+# expansion and planning (with a fake host LLVM).
 FUZZ_CC = clang-19
 FUZZ_MODULES = util yamlfile digest recipes
+FUZZ_PLAN_MODULES = $(FUZZ_MODULES) toolchain cache plan
 tests/fuzz/fuzz-recipes: tests/fuzz/fuzz-recipes.c $(FUZZ_MODULES:%=bootstrap/%.c) $(HEADERS) Makefile
 	$(FUZZ_CC) -std=c17 -g -O1 $(WARN) -fsanitize=fuzzer,address,undefined \
-		-Ibootstrap $$(pkg-config --cflags $(PKGS)) -o $@ tests/fuzz/fuzz-recipes.c \
+		-iquote bootstrap $$(pkg-config --cflags $(PKGS)) -o $@ tests/fuzz/fuzz-recipes.c \
 		$(FUZZ_MODULES:%=bootstrap/%.c) $$(pkg-config --libs $(PKGS))
 
-check: crossroot tests/unit/run-unit tests/fuzz/fuzz-recipes
+tests/fuzz/fuzz-plan: tests/fuzz/fuzz-plan.c $(FUZZ_PLAN_MODULES:%=bootstrap/%.c) $(HEADERS) Makefile
+	$(FUZZ_CC) -std=c17 -g -O1 $(WARN) -fsanitize=fuzzer,address,undefined \
+		-iquote bootstrap $$(pkg-config --cflags $(PKGS)) -o $@ tests/fuzz/fuzz-plan.c \
+		$(FUZZ_PLAN_MODULES:%=bootstrap/%.c) $$(pkg-config --libs $(PKGS))
+
+check: crossroot tests/unit/run-unit tests/fuzz/fuzz-recipes tests/fuzz/fuzz-plan
 	tests/run-all
 
-fuzz: tests/fuzz/fuzz-recipes
+fuzz: tests/fuzz/fuzz-recipes tests/fuzz/fuzz-plan
 	FUZZ_SECONDS=600 tests/fuzz/run.sh
 
 # Every target built and tested for real, with file/readelf checks (slow: ~20 min cold).
@@ -54,6 +61,6 @@ main: crossroot
 	./crossroot test $(DEFAULT_TARGET)
 
 clean:
-	rm -f crossroot bootstrap/*.o tests/unit/run-unit tests/fuzz/fuzz-recipes
+	rm -f crossroot bootstrap/*.o tests/unit/run-unit tests/fuzz/fuzz-recipes tests/fuzz/fuzz-plan
 
 .PHONY: all check check-all clean deps fuzz main

@@ -426,8 +426,10 @@ int plan_create(struct plan *p, const struct dirs *dirs, const struct host_llvm 
 		}
 		strlist_release(&path);
 	}
-	if (rc < 0)
+	if (rc < 0) {
+		plan_release(p);   /* a failed plan leaves nothing to release */
 		return -1;
+	}
 	/* Variables, then keys in dependency order as far as outputs are known. */
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		struct node *n = p->nodes[i];
@@ -437,8 +439,10 @@ int plan_create(struct plan *p, const struct dirs *dirs, const struct host_llvm 
 		stage_vars(p, n);
 		for (size_t s = 0; s < n->stage->n_steps; s++) {
 			char *check = plan_expand(n, n->stage->steps[s].command, &n->stage->steps[s].where);
-			if (!check)
+			if (!check) {
+				plan_release(p);
 				return -1;
+			}
 			free(check);
 		}
 		own_inputs(p, n);
@@ -450,6 +454,7 @@ int plan_create(struct plan *p, const struct dirs *dirs, const struct host_llvm 
 			n->state = NODE_PENDING;
 			n->why = pending_reason(n);
 		} else if (plan_resolve(p, n) < 0) {
+			plan_release(p);
 			return -1;
 		}
 	}
