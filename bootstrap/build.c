@@ -16,7 +16,7 @@
 #include "cache.h"
 #include "extract.h"
 #include "run.h"
-#include "sched.h"
+#include "scheduler.h"
 #include "sysroot.h"
 #include "toolchain.h"
 #include "util.h"

@@ -177,8 +177,19 @@ struct job {
 	char *report;               /* file the child writes its lines to */
 	pid_t pid;
 	int failed;                 /* failed links, once done; -1 while running */
-	bool skipped;
+	const char *skip;           /* why it is skipped, or NULL */
 };
+
+/* A static-only sysroot has no shared library: only static links are tried. */
+static void static_links_only(struct test *t)
+{
+	struct strlist kept = {0};
+	for (size_t i = 0; i < t->links.n && t->shared.n == 0; i++)
+		if (strcmp(t->links.v[i], "dynamic") != 0)
+			strlist_add(&kept, t->links.v[i]);
+	strlist_release(&t->links);
+	t->links = kept;
+}
 
 static int run_test_child(void *arg)
 {
@@ -237,7 +248,13 @@ int testrun_target(const struct dirs *dirs, const struct target *t, int jobs)
 		if (text)
 			parse_header(&j->test, text);
 		free(text);
-		j->skipped = (strlist_has(&j->test.requires, "c++") || cpp) && !has_cxx;
+		if ((strlist_has(&j->test.requires, "c++") || cpp) && !has_cxx)
+			j->skip = "the sysroot has no C++ runtime";
+		if (t->static_only) {
+			static_links_only(&j->test);
+			if (j->test.links.n == 0)
+				j->skip = "static-only sysroot: no shared libraries";
+		}
 	}
 	strlist_release(&names);
 	size_t next = 0, printed = 0, running = 0;
@@ -245,7 +262,7 @@ int testrun_target(const struct dirs *dirs, const struct target *t, int jobs)
 		/* start what the budget allows */
 		while (next < n && running < (size_t)jobs && !interrupted) {
 			struct job *j = &js[next++];
-			if (j->skipped)
+			if (j->skip)
 				continue;
 			int fd = open(j->report, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 			j->pid = fd < 0 ? -1 : run_function(run_test_child, j, fd);
@@ -258,11 +275,11 @@ int testrun_target(const struct dirs *dirs, const struct target *t, int jobs)
 			running++;
 		}
 		/* print finished reports in name order */
-		while (printed < n && (js[printed].skipped || js[printed].failed >= 0 ||
+		while (printed < n && (js[printed].skip || js[printed].failed >= 0 ||
 		                       (interrupted && js[printed].pid == 0))) {
 			struct job *j = &js[printed++];
-			if (j->skipped) {
-				printf("skip %-28s (the sysroot has no C++ runtime)\n", j->test.name);
+			if (j->skip) {
+				printf("skip %-28s (%s)\n", j->test.name, j->skip);
 				skipped++;
 				continue;
 			}

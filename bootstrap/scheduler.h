@@ -1,4 +1,4 @@
-/* sched: run the nodes of a plan as their dependencies finish, several at once within one
+/* scheduler: run the nodes of a plan as their dependencies finish, several at once within one
  * job budget (a GNU make jobserver shared with the makes the steps start). What a node does
  * is the caller's (build.c); the scheduler only decides when.
  *
@@ -6,8 +6,8 @@
  * starts first (critical path first), estimated from how long each stage took last time
  * (`estimate`), so the long chain of one target does not wait behind short stages of others.
  * A node marked exclusive runs alone and gets the whole budget. */
-#ifndef CROSSROOT_SCHED_H
-#define CROSSROOT_SCHED_H
+#ifndef CROSSROOT_SCHEDULER_H
+#define CROSSROOT_SCHEDULER_H
 
 #include <stdbool.h>
 #include <sys/types.h>

@@ -1,6 +1,6 @@
-/* sched: ready list, job tokens, critical-path-first order. See sched.h. */
+/* scheduler: ready list, job tokens, critical-path-first order. See sched.h. */
 #define _GNU_SOURCE
-#include "sched.h"
+#include "scheduler.h"
 
 #include <errno.h>
 #include <fcntl.h>
