@@ -1,4 +1,4 @@
-/* scheduler: ready list, job tokens, critical-path-first order. See sched.h. */
+/* scheduler: ready list, job tokens, critical-path-first order. See scheduler.h. */
 #define _GNU_SOURCE
 #include "scheduler.h"
 
