@@ -334,9 +334,12 @@ static char *explain(const struct plan *p, const struct node *n)
 		buf_printf(&why, "%s%.*s %s", why.len ? ", " : "", (int)name_len, line,
 		           seen ? "changed" : "added");
 	}
+	bool has_deps = false;   /* a pending stage has no dependency lines yet */
+	for (size_t i = 0; i < n->inputs.n; i++)
+		has_deps |= strncmp(n->inputs.v[i], "dep:", 4) == 0;
 	for (size_t j = 0; j < old.n; j++) {
 		size_t name_len = strcspn(old.v[j], " ");
-		bool present = false;
+		bool present = !has_deps && strncmp(old.v[j], "dep:", 4) == 0;
 		for (size_t i = 0; i < n->inputs.n; i++)
 			if (strncmp(n->inputs.v[i], old.v[j], name_len + 1) == 0)
 				present = true;
@@ -453,6 +456,14 @@ int plan_create(struct plan *p, const struct dirs *dirs, const struct host_llvm 
 		if (!known) {
 			n->state = NODE_PENDING;
 			n->why = pending_reason(n);
+			/* its own inputs changed too: say which (dependency lines are not there yet) */
+			char *own = explain(p, n);
+			if (strstr(own, " changed") || strstr(own, " added")) {
+				char *both = xasprintf("%s; %s", own, n->why);
+				free(n->why);
+				n->why = both;
+			}
+			free(own);
 		} else if (plan_resolve(p, n) < 0) {
 			plan_release(p);
 			return -1;
