@@ -321,9 +321,11 @@ int write_file_atomic(const char *path, const void *data, size_t len, mode_t mod
 	size_t left = len;
 	while (left > 0) {
 		ssize_t n = write(fd, p, left);
-		if (n < 0) {
-			if (errno == EINTR)
+		if (n <= 0) {
+			if (n < 0 && errno == EINTR)
 				continue;
+			if (n == 0)
+				errno = ENOSPC;
 			error("cannot write '%s':", tmp);
 			goto fail;
 		}
@@ -417,11 +419,21 @@ static int copy_regular(const char *from, const char *to, mode_t mode)
 		}
 		if (n == 0)
 			break;
-		if (write(out, chunk, (size_t)n) != n) {
-			error("cannot write '%s':", to);
-			rc = -1;
-			break;
+		/* a short write is a full disk: say so, never leave half a file unnoticed */
+		for (ssize_t done = 0; done < n && rc == 0;) {
+			ssize_t w = write(out, chunk + done, (size_t)(n - done));
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0) {
+				if (w == 0)
+					errno = ENOSPC;
+				error("cannot write '%s':", to);
+				rc = -1;
+			}
+			done += w > 0 ? w : 0;
 		}
+		if (rc < 0)
+			break;
 	}
 	close(in);
 	if (close(out) < 0 && rc == 0) {

@@ -179,6 +179,28 @@ target firstonly first
 run $C build firstonly
 assert "leftover publish of a dead run removed" test ! -e "$CACHE/stages/.tmp-0123-999999"
 
+# --- a full disk while publishing or assembling: an error that says so, nothing half done ---
+cat >"$P/stages/big.yaml" <<'EOT'
+name: big
+steps:
+  - mkdir -p ${destdir}/usr/share && head -c 3000000 /dev/zero >${destdir}/usr/share/big.bin
+EOT
+target big big
+mkdir -p "$T/smallout" "$T/smallcache"
+if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=1m tmpfs "$T/smallout" 2>/dev/null; then
+	run $C --out "$T/smallout" build big
+	check "a full disk while assembling the sysroot is reported" 1 "No space left on device" "not assembled"
+	assert "no sysroot and no partial one left" test -z "$(ls -A "$T/smallout")"
+	umount "$T/smallout"
+	mount -t tmpfs -o size=1m tmpfs "$T/smallcache"
+	run $CROSSROOT -C "$P" --work "$T/work4" --cache "$T/smallcache" --out "$T/sysroots" build big
+	check "a full disk while publishing a stage result is reported" 1 "No space left on device"
+	assert "no result and no partial publish in the cache" test -z "$(ls -A "$T/smallcache/stages" | grep -v '^.lock$')"
+	umount "$T/smallcache"
+else
+	echo "skip   full disk while publishing and assembling (needs root and tmpfs mounts)"
+fi
+
 # --- small things ---
 run $C prune --keep abc
 check "--keep abc is refused" 2 "--keep needs a number"
