@@ -113,14 +113,20 @@ static int prepare_tree(void *arg)
 			return -1;
 		}
 	}
+	/* what the tree holds, so a later run can tell a tree a build step changed */
+	char *manifest = xasprintf("%s.manifest", t->tree_dir);
+	unlink(manifest);
 	if (rename(dest, t->tree_dir) < 0) {
 		error("cannot rename '%s' to '%s':", dest, t->tree_dir);
 		remove_tree(dest);
 		free(dest);
+		free(manifest);
 		return -1;
 	}
+	int rc = cache_tree_record(t->tree_dir, manifest);
 	free(dest);
-	return 0;
+	free(manifest);
+	return rc;
 }
 
 /* ---- stages ---- */

@@ -578,6 +578,54 @@ int cache_union_install(struct cache_union *u, const char *dest)
 	return rc;
 }
 
+/* ---- source trees: the same record and check, for trees shared by stages ---- */
+
+int cache_tree_record(const char *dir, const char *manifest)
+{
+	struct walk w = {0};
+	buf_puts(&w.out, MANIFEST_HEADER);
+	int rc = walk_tree(&w, dir, "");
+	if (rc == 0)
+		rc = write_file_atomic(manifest, w.out.s, w.out.len, 0644);
+	buf_release(&w.out);
+	return rc;
+}
+
+int cache_tree_check(const char *dir, const char *manifest, bool verify)
+{
+	struct stat st;
+	char *text = NULL;
+	struct cache_entry *entries = NULL;
+	size_t n = 0, cap = 0;
+	struct walk w = {0};
+	int ok = 0;
+	if (lstat(manifest, &st) < 0 || !is_dir(dir) || !(text = read_file(manifest, NULL)))
+		goto out;
+	char *copy = xstrdup(text);
+	int parsed = parse_manifest(manifest, copy, NULL, NULL, &entries, &n, &cap);
+	free(copy);
+	if (parsed < 0)
+		goto out;
+	qsort(entries, n, sizeof(*entries), by_path);
+	w.known = verify ? NULL : entries;
+	w.n_known = n;
+	w.published = st.st_ctim;
+	buf_puts(&w.out, MANIFEST_HEADER);
+	if (walk_tree(&w, dir, "") == 0 && strcmp(w.out.s, text) == 0)
+		ok = 1;
+	else if (w.out.s) {
+		char *why = first_difference(text, w.out.s);
+		warn("source tree '%s' changed since it was extracted (%s): extracting it again", dir,
+		     why);
+		free(why);
+	}
+out:
+	entries_free(entries, n);
+	buf_release(&w.out);
+	free(text);
+	return ok;
+}
+
 /* ---- locking, leftovers, prune ---- */
 
 int cache_lock(const char *dir, bool exclusive, bool wait)

@@ -62,6 +62,13 @@ int cache_union_add(struct cache_union *u, const char *dir, const char *key, con
 int cache_union_install(struct cache_union *u, const char *dest);
 void cache_union_release(struct cache_union *u);
 
+/* Source trees (work/src) are shared by stages and targets: the manifest of a tree is
+ * recorded when it is extracted (`manifest`, beside it) and the tree is checked the same way
+ * before a run uses it. cache_tree_check() returns 1 if it is whole, 0 (with a warning if it
+ * changed) if it must be extracted again. */
+int cache_tree_record(const char *dir, const char *manifest);
+int cache_tree_check(const char *dir, const char *manifest, bool verify);
+
 /* Lock the cache: shared for builds, exclusive for prune. Returns a descriptor to keep, -1
  * after error(), or -2 if `wait` is false and another holds a conflicting lock. */
 int cache_lock(const char *dir, bool exclusive, bool wait);

@@ -478,7 +478,20 @@ int plan_create(struct plan *p, const struct dirs *dirs, const struct host_llvm 
 		for (size_t u = 0; u < n->n_users; u++)
 			if (n->users[u]->state != NODE_CACHED)
 				needed = true;
-		n->state = !needed ? NODE_SKIPPED : is_dir(n->tree_dir) ? NODE_DONE : NODE_WAITING;
+		if (!needed) {
+			n->state = NODE_SKIPPED;
+			continue;
+		}
+		/* a tree a build step changed is extracted again, never used as it is */
+		char *manifest = xasprintf("%s.manifest", n->tree_dir);
+		bool whole = is_dir(n->tree_dir) && cache_tree_check(n->tree_dir, manifest, p->verify);
+		if (!whole && remove_tree(n->tree_dir) < 0) {
+			free(manifest);
+			plan_release(p);
+			return -1;
+		}
+		n->state = whole ? NODE_DONE : NODE_WAITING;
+		free(manifest);
 	}
 	return 0;
 }

@@ -201,6 +201,39 @@ else
 	echo "skip   full disk while publishing and assembling (needs root and tmpfs mounts)"
 fi
 
+# --- a shared source tree changed by a step is extracted again before the next use ---
+mkdir -p "$T/srctree/tree-1"
+echo original >"$T/srctree/tree-1/data.txt"
+tar -C "$T/srctree" -czf "$T/tree-1.tar.gz" tree-1
+cat >"$P/sources/tree.yaml" <<EOT
+name: tree
+version: "1"
+origins:
+  - url: file://$T/tree-1.tar.gz
+    sha256: $(sha256 "$T/tree-1.tar.gz")
+EOT
+cat >"$P/stages/writer.yaml" <<'EOT'
+name: writer
+sources: [tree]
+steps:
+  - mkdir -p ${destdir}/usr/share && cp ${src}/data.txt ${destdir}/usr/share/writer.txt
+  - echo changed >${src}/data.txt
+EOT
+cat >"$P/stages/reader.yaml" <<'EOT'
+name: reader
+sources: [tree]
+steps:
+  - mkdir -p ${destdir}/usr/share && cp ${src}/data.txt ${destdir}/usr/share/reader.txt
+EOT
+target writer writer
+target reader reader
+run $C build writer
+check "a step that writes into its source tree" 0 "sysroot writer"
+run $C build reader
+check "the next user of the tree finds it changed and extracts it again" 0 \
+	"changed since it was extracted" "extract source tree 1"
+assert "the reader sees the original source" grep -qx original "$T/sysroots/reader/usr/share/reader.txt"
+
 # --- small things ---
 run $C prune --keep abc
 check "--keep abc is refused" 2 "--keep needs a number"
