@@ -370,20 +370,6 @@ out:
 	return rc;
 }
 
-double cache_seconds(const char *dir, const char *key)
-{
-	char *path = result_file(dir, key, "seconds");
-	double s = -1;
-	FILE *f = fopen(path, "re");
-	if (f) {
-		if (fscanf(f, "%lf", &s) != 1)
-			s = -1;
-		fclose(f);
-	}
-	free(path);
-	return s;
-}
-
 /* ---- union of results into a directory ---- */
 
 int cache_union_add(struct cache_union *u, const char *dir, const char *key, const char *owner)
@@ -442,18 +428,8 @@ static int copy_data(int in, int out, const char *to)
 				continue;
 			if (r <= 0)
 				return r < 0 ? (error("cannot read for '%s':", to), -1) : 0;
-			for (ssize_t done = 0; done < r;) {
-				ssize_t w = write(out, chunk + done, (size_t)(r - done));
-				if (w < 0 && errno == EINTR)
-					continue;
-				if (w <= 0) {
-					if (w == 0)
-						errno = ENOSPC;
-					error("cannot write '%s':", to);
-					return -1;
-				}
-				done += w;
-			}
+			if (write_all(out, chunk, (size_t)r, to) < 0)
+				return -1;
 		}
 	}
 	error("cannot write '%s':", to);

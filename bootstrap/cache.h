@@ -9,7 +9,7 @@
  *   DIR/<key>/output      sha256 of manifest: the output id
  *   DIR/<key>/inputs      the key's input lines (for `plan` explanations)
  *   DIR/<key>/owner       "<target> <stage>", for prune's grouping
- *   DIR/<key>/seconds     how long the build took, for the scheduler's estimates
+ *   DIR/<key>/seconds     how long the build took
  *   DIR/.tmp-<key>-<pid>  a publish in progress, renamed to DIR/<key> when complete
  *   DIR/.lock             builds hold it shared, prune exclusive
  *
@@ -45,9 +45,6 @@ int cache_lookup(const char *dir, const char *key, bool verify, char output[DIGE
 int cache_publish(const char *dir, const char *key, const char *destdir,
                   const struct strlist *inputs, const char *owner, double seconds,
                   char output[DIGEST_HEX_LEN + 1]);
-
-/* Seconds the result took to build, or a negative number if unknown. */
-double cache_seconds(const char *dir, const char *key);
 
 /* Union of several results, by their manifests: the set of paths each installs. Two results
  * that install the same path with different contents are an error naming both. */

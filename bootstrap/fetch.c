@@ -43,7 +43,7 @@ struct transfer {
 
 /* Write all of `data`, going on after a short write: the next write then says why (ENOSPC).
  * Returns 0, or -1 with errno set. */
-static int write_all(int fd, const char *data, size_t n)
+static int write_bytes(int fd, const char *data, size_t n)
 {
 	for (size_t off = 0; off < n;) {
 		ssize_t w = write(fd, data + off, n - off);
@@ -91,7 +91,7 @@ static void record_verified(const struct fetch_options *opts, const char *sha256
 		goto fail;
 	format_record(&st, text, sizeof(text));
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || write_all(fd, text, strlen(text)) < 0 || close(fd) < 0 ||
+	if (fd < 0 || write_bytes(fd, text, strlen(text)) < 0 || close(fd) < 0 ||
 	    rename(tmp, record) < 0) {
 		fd = -1;
 		goto fail;
@@ -282,7 +282,7 @@ static size_t on_data(char *data, size_t size, size_t count, void *arg)
 		t->too_large = true;
 		return 0;
 	}
-	if (write_all(t->fd, data, n) < 0) {
+	if (write_bytes(t->fd, data, n) < 0) {
 		t->write_errno = errno;
 		return 0;
 	}
@@ -389,7 +389,7 @@ struct small_file {
 static size_t on_small_data(char *data, size_t size, size_t count, void *arg)
 {
 	struct small_file *f = arg;
-	if (write_all(f->fd, data, size * count) < 0) {
+	if (write_bytes(f->fd, data, size * count) < 0) {
 		f->write_errno = errno;
 		return 0;
 	}

@@ -308,6 +308,25 @@ char *read_file(const char *path, size_t *len)
 	return buf_detach(&b);
 }
 
+int write_all(int fd, const void *data, size_t len, const char *name)
+{
+	const char *p = data;
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = ENOSPC;   /* a short write is a full disk: say so */
+			error("cannot write '%s':", name);
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
 int write_file_atomic(const char *path, const void *data, size_t len, mode_t mode)
 {
 	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
@@ -317,21 +336,8 @@ int write_file_atomic(const char *path, const void *data, size_t len, mode_t mod
 		free(tmp);
 		return -1;
 	}
-	const char *p = data;
-	size_t left = len;
-	while (left > 0) {
-		ssize_t n = write(fd, p, left);
-		if (n <= 0) {
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n == 0)
-				errno = ENOSPC;
-			error("cannot write '%s':", tmp);
-			goto fail;
-		}
-		p += n;
-		left -= (size_t)n;
-	}
+	if (write_all(fd, data, len, tmp) < 0)
+		goto fail;
 	if (fsync(fd) < 0 || close(fd) < 0) {
 		fd = -1;
 		error("cannot write '%s':", tmp);
@@ -419,19 +425,8 @@ static int copy_regular(const char *from, const char *to, mode_t mode)
 		}
 		if (n == 0)
 			break;
-		/* a short write is a full disk: say so, never leave half a file unnoticed */
-		for (ssize_t done = 0; done < n && rc == 0;) {
-			ssize_t w = write(out, chunk + done, (size_t)(n - done));
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0) {
-				if (w == 0)
-					errno = ENOSPC;
-				error("cannot write '%s':", to);
-				rc = -1;
-			}
-			done += w > 0 ? w : 0;
-		}
+		if (write_all(out, chunk, (size_t)n, to) < 0)
+			rc = -1;
 		if (rc < 0)
 			break;
 	}

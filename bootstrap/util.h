@@ -68,6 +68,9 @@ int mkdir_p(const char *path, mode_t mode);
 int remove_tree(const char *path);                    /* rm -rf; a missing path is fine */
 /* Read a whole file; returns NULL (with error()) on failure. *len may be NULL. */
 char *read_file(const char *path, size_t *len);
+/* Write all of data to fd; a short write is a full disk (ENOSPC). Reports "cannot write
+ * 'name': <reason>" and returns -1 on failure. */
+int write_all(int fd, const void *data, size_t len, const char *name);
 /* Write data to path.tmp, fsync, rename over path: readers see the old or the new file. */
 int write_file_atomic(const char *path, const void *data, size_t len, mode_t mode);
 bool path_exists(const char *path);
