@@ -3,6 +3,7 @@
 #include "build.h"
 
 #include <errno.h>
+#include <glob.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -419,6 +420,19 @@ static bool exclusive(void *ctx, const struct node *n)
 }
 
 /* Seconds a node is expected to take: its last build here, else a guess by kind. */
+/* Seconds recorded in `path`, or -1. */
+static double read_seconds(const char *path)
+{
+	double s = -1;
+	FILE *f = fopen(path, "re");
+	if (f) {
+		if (fscanf(f, "%lf", &s) != 1 || s < 0)
+			s = -1;
+		fclose(f);
+	}
+	return s;
+}
+
 static double estimate(void *ctx, const struct node *n)
 {
 	struct run *r = ctx;
@@ -426,15 +440,26 @@ static double estimate(void *ctx, const struct node *n)
 		return 5;
 	char *path = xasprintf("%s/state/%s/%s.seconds", r->p->dirs.work, n->target->name,
 	                       n->stage->name);
-	double s = -1;
-	FILE *f = fopen(path, "re");
-	if (f) {
-		if (fscanf(f, "%lf", &s) != 1)
-			s = -1;
-		fclose(f);
+	double s = read_seconds(path);
+	free(path);
+	if (s >= 0)
+		return s;
+	/* never built for this target: the same stage for the other targets is a better guess
+	 * than any constant (a first `--all` learns libcxx is long from the first target) */
+	path = xasprintf("%s/state/*/%s.seconds", r->p->dirs.work, n->stage->name);
+	glob_t g;
+	double sum = 0;
+	size_t count = 0;
+	if (glob(path, 0, NULL, &g) == 0) {
+		for (size_t i = 0; i < g.gl_pathc; i++)
+			if ((s = read_seconds(g.gl_pathv[i])) >= 0) {
+				sum += s;
+				count++;
+			}
+		globfree(&g);
 	}
 	free(path);
-	return s >= 0 ? s : 60 + 10.0 * (double)n->stage->n_steps;
+	return count ? sum / (double)count : 60 + 10.0 * (double)n->stage->n_steps;
 }
 
 static void describe(void *ctx, const struct node *n, struct buf *out)

@@ -48,6 +48,10 @@ struct sched {
 	struct job *jobs;           /* parallel to p->nodes */
 	double *rank;               /* remaining work through each node, seconds */
 	size_t running;
+	/* crossroot's own job slot, the one no token stands for: the first node to start takes
+	 * it, and when that node ends the next one takes it again, whatever still runs. Tying
+	 * it to "nothing runs" left a slot unused whenever the first node ended first. */
+	bool implicit_busy;
 	bool exclusive_running;
 	bool failed;
 };
@@ -76,6 +80,8 @@ static void finish(struct sched *s, struct node *n, bool ok)
 	struct job *j = &s->jobs[n->index];
 	if (j->holds_token)
 		jobserver_return(s->js);
+	else if (j->started)
+		s->implicit_busy = false;
 	j->holds_token = false;
 	j->pid = 0;
 	if (j->started) {
@@ -92,6 +98,7 @@ static void finish(struct sched *s, struct node *n, bool ok)
 		n->state = NODE_DONE;
 	for (size_t i = 0; i < n->n_users; i++)
 		n->users[i]->blocked--;
+	rank_nodes(s);   /* what just finished may have taught the estimates something */
 }
 
 /* The ready node with the most work behind it, or NULL. */
@@ -123,15 +130,18 @@ static bool start_ready(struct sched *s, bool keep_going)
 			continue;
 		}
 		struct job *j = &s->jobs[n->index];
-		if (s->ops->exclusive(s->ops->ctx, n)) {
-			if (s->running > 0)
-				return false;   /* waits for an idle engine; nothing else starts first */
-			s->exclusive_running = true;
-		} else if (s->running > 0) {
+		/* An exclusive node starts on the next free token like any other, not on an idle
+		 * engine: waiting for the running stages to drain left a core idle for their whole
+		 * tail. The overlap with that tail is short, and nothing else starts meanwhile. */
+		if (s->implicit_busy) {
 			if (!jobserver_try_acquire(s->js))
 				return true;
 			j->holds_token = true;
+		} else {
+			s->implicit_busy = true;
 		}
+		if (s->ops->exclusive(s->ops->ctx, n))
+			s->exclusive_running = true;
 		j->started = true;
 		s->running++;
 		j->pid = s->ops->start(s->ops->ctx, n);

@@ -5,7 +5,8 @@
  * Order: of the ready nodes, the one with the longest chain of remaining work behind it
  * starts first (critical path first), estimated from how long each stage took last time
  * (`estimate`), so the long chain of one target does not wait behind short stages of others.
- * A node marked exclusive runs alone and gets the whole budget. */
+ * A node marked exclusive (a build tool that cannot join the jobserver) gets the whole budget:
+ * it starts on the next free token and nothing else starts until it ends. */
 #ifndef CROSSROOT_SCHEDULER_H
 #define CROSSROOT_SCHEDULER_H
 
