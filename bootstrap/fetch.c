@@ -21,7 +21,7 @@
 struct transfer {
 	struct source *source;
 	struct origin *origins;     /* mirrors first, then the source's own origins (copies) */
-	bool *is_mirror;
+	char **mirror_of;           /* per origin: the mirror's base URL, or NULL */
 	size_t n_origins;
 	size_t origin;              /* index of the origin being tried */
 	int attempt;                /* 0 for the first try of this origin */
@@ -189,10 +189,11 @@ static char *origin_file_name(const struct origin *o)
 	return xstrndup(slash, (size_t)(end - slash));
 }
 
-static void add_origin(struct transfer *t, const struct origin *o, const char *url, bool mirror)
+static void add_origin(struct transfer *t, const struct origin *o, const char *url,
+                       const char *mirror)
 {
 	t->origins = xrealloc(t->origins, (t->n_origins + 1) * sizeof(*t->origins));
-	t->is_mirror = xrealloc(t->is_mirror, (t->n_origins + 1) * sizeof(*t->is_mirror));
+	t->mirror_of = xrealloc(t->mirror_of, (t->n_origins + 1) * sizeof(*t->mirror_of));
 	struct origin *c = &t->origins[t->n_origins];
 	*c = *o;
 	c->kind = url ? ORIGIN_URL : o->kind;
@@ -200,7 +201,7 @@ static void add_origin(struct transfer *t, const struct origin *o, const char *u
 	c->package = o->package ? xstrdup(o->package) : NULL;
 	c->version = o->version ? xstrdup(o->version) : NULL;
 	c->file = o->file ? xstrdup(o->file) : NULL;
-	t->is_mirror[t->n_origins++] = mirror;
+	t->mirror_of[t->n_origins++] = mirror ? xstrdup(mirror) : NULL;
 }
 
 /* Mirrors are asked first, by sha256 (the layout of a crossroot download cache) and by file
@@ -221,20 +222,20 @@ static void expand_origins(const struct fetch_options *opts, struct transfer *t)
 			if (seen)
 				continue;
 			char *url = xasprintf("%s/%s", base, s->origins[i].sha256);
-			add_origin(t, &s->origins[i], url, true);
+			add_origin(t, &s->origins[i], url, base);
 			free(url);
 		}
 		for (size_t i = 0; i < s->n_origins; i++) {
 			char *name = origin_file_name(&s->origins[i]);
 			char *url = xasprintf("%s/%s", base, name);
-			add_origin(t, &s->origins[i], url, true);
+			add_origin(t, &s->origins[i], url, base);
 			free(url);
 			free(name);
 		}
 		free(base);
 	}
 	for (size_t i = 0; i < s->n_origins; i++)
-		add_origin(t, &s->origins[i], NULL, false);
+		add_origin(t, &s->origins[i], NULL, NULL);
 }
 
 static void release_origins(struct transfer *t)
@@ -244,9 +245,10 @@ static void release_origins(struct transfer *t)
 		free(t->origins[i].package);
 		free(t->origins[i].version);
 		free(t->origins[i].file);
+		free(t->mirror_of[i]);
 	}
 	free(t->origins);
-	free(t->is_mirror);
+	free(t->mirror_of);
 }
 
 /* Start the part over: empty file, fresh digest. */
@@ -466,24 +468,21 @@ static int fetch_small(const struct fetch_options *opts, const char *url, const 
 	}
 }
 
-/* The verified part of a signed origin must also carry a good signature by the source's
- * pinned keyring. Returns 0 if it does; else -1 with the reason in `why`. */
-static int check_signature(const struct fetch_options *opts, struct transfer *t, struct buf *why)
+/* The signature's file name: what a mirror that keeps upstream names serves it as. */
+static char *signature_file_name(const struct origin *o)
 {
-	const struct origin *o = &t->origins[t->origin];
-	char *url = NULL;
-	char listed[DIGEST_HEX_LEN + 1] = "";
-	if (o->kind == ORIGIN_APT) {
-		if (apt_locate(opts->apt_dir, o->package, o->version, o->signature, &url, listed) < 0) {
-			buf_printf(why, "Debian source package %s=%s has no signature file '%s'",
-			           o->package, o->version, o->signature);
-			return -1;
-		}
-	} else {
-		/* from a mirror too, the signature comes from where the origin says */
-		url = xstrdup(o->signature);
-	}
-	char *sig = xasprintf("%s.sig", t->part_path);
+	if (o->kind == ORIGIN_APT)
+		return xstrdup(o->signature);
+	struct origin named = *o;
+	named.url = o->signature;
+	return origin_file_name(&named);
+}
+
+/* Fetch the signature from `url` into `sig` and check it against the verified part. */
+static int verify_signature_from(const struct fetch_options *opts, struct transfer *t,
+                                 const char *url, const char *listed, const char *sig,
+                                 struct buf *why)
+{
 	char *keys = path_join(opts->cache_dir, "keys");
 	int rc = fetch_small(opts, url, sig, why);
 	if (rc == 0 && listed[0]) {
@@ -501,8 +500,51 @@ static int check_signature(const struct fetch_options *opts, struct transfer *t,
 		info("%s %s: good OpenPGP signature (%s, keyring %s)", t->source->name,
 		     t->source->version, url, t->source->keyring);
 	unlink(sig);
-	free(sig);
 	free(keys);
+	return rc;
+}
+
+/* The verified part of a signed origin must also carry a good signature by the source's
+ * pinned keyring. A file from a mirror takes its signature from the same mirror, by file
+ * name, and from where the origin says only if the mirror has none that verifies: a mirror
+ * is often all that can be reached. The pinned keyring is what is trusted, wherever the
+ * signature comes from. Returns 0 if it verifies; else -1 with the reason in `why`. */
+static int check_signature(const struct fetch_options *opts, struct transfer *t, struct buf *why)
+{
+	const struct origin *o = &t->origins[t->origin];
+	char *sig = xasprintf("%s.sig", t->part_path);
+	const char *mirror = t->mirror_of[t->origin];
+	if (mirror) {
+		char *name = signature_file_name(o);
+		char *url = xasprintf("%s/%s", mirror, name);
+		struct buf mirror_why = {0};
+		int rc = verify_signature_from(opts, t, url, "", sig, &mirror_why);
+		if (rc < 0)
+			info("%s %s: no signature from the mirror (%s); asking where the origin says",
+			     t->source->name, t->source->version, mirror_why.s);
+		buf_release(&mirror_why);
+		free(url);
+		free(name);
+		if (rc == 0 || interrupted) {
+			free(sig);
+			return interrupted ? -1 : 0;
+		}
+	}
+	char *url = NULL;
+	char listed[DIGEST_HEX_LEN + 1] = "";
+	int rc = 0;
+	if (o->kind == ORIGIN_APT) {
+		if (apt_locate(opts->apt_dir, o->package, o->version, o->signature, &url, listed) < 0) {
+			buf_printf(why, "Debian source package %s=%s has no signature file '%s'",
+			           o->package, o->version, o->signature);
+			rc = -1;
+		}
+	} else {
+		url = xstrdup(o->signature);
+	}
+	if (rc == 0)
+		rc = verify_signature_from(opts, t, url, listed, sig, why);
+	free(sig);
 	free(url);
 	return rc;
 }
@@ -716,7 +758,7 @@ static void finish(const struct fetch_options *opts, struct transfer *t, CURLcod
 	/* Bytes of a failed origin are kept only while they may still be resumed: never. */
 	close_part(t, true);
 	bool more = t->origin + 1 < t->n_origins;
-	bool quiet = t->is_mirror[t->origin] &&
+	bool quiet = t->mirror_of[t->origin] &&
 	             (http == 404 || code == CURLE_FILE_COULDNT_READ_FILE);
 	if (!quiet)
 		warn("%s: cannot fetch %s: %s%s", t->source->name, t->url, why,

@@ -61,6 +61,46 @@ target genuine
 run $C fetch genuine
 check "genuine tarball over loopback: good signature" 0 "good OpenPGP signature" "fetched genuine"
 
+# A mirror serves the signature too, by file name: with an upstream that cannot be reached,
+# the mirrored tarball is verified with the mirror's signature and kept.
+mkdir -p "$T/mirror" "$T/halfmirror"
+cp "$T/www/musl-1.2.3.tar.gz" "$T/www/musl-1.2.3.tar.gz.asc" "$T/mirror/"
+cp "$T/www/musl-1.2.3.tar.gz" "$T/halfmirror/"
+cat >"$P/sources/mirrorsig.yaml" <<EOT
+name: mirrorsig
+version: 1.2.3
+keyring: keys/musl.asc
+origins:
+  - url: https://upstream.invalid/musl-1.2.3.tar.gz
+    signature: https://upstream.invalid/musl-1.2.3.tar.gz.asc
+    sha256: $REAL
+EOT
+target mirrorsig
+rm -rf "$CACHE"
+run $C --mirror "$T/mirror" fetch mirrorsig
+check "mirror: the signature comes from the mirror" 0 \
+	"good OpenPGP signature (file://$T/mirror/musl-1.2.3.tar.gz.asc" "fetched mirrorsig"
+assert "mirror: the upstream was not asked" sh -c "! grep -q 'upstream.invalid' $T/out"
+# A mirror without the signature: the origin's is asked (here it cannot be reached: error).
+rm -rf "$CACHE"
+run $C --mirror "$T/halfmirror" fetch mirrorsig
+check "mirror without a signature: the origin's is asked" 3 "no signature from the mirror" \
+	"cannot fetch signature https://upstream.invalid/musl-1.2.3.tar.gz.asc"
+# ... and where the origin's signature can be reached, it is used.
+sed -e "s|https://upstream.invalid/musl-1.2.3.tar.gz.asc|$BASE/ok/musl-1.2.3.tar.gz.asc|; s|name: mirrorsig|name: halfsig|" \
+	"$P/sources/mirrorsig.yaml" >"$P/sources/halfsig.yaml"
+target halfsig
+rm -rf "$CACHE"
+run $C --mirror "$T/halfmirror" fetch halfsig
+check "mirror without a signature, origin's reachable: good" 0 "no signature from the mirror" \
+	"good OpenPGP signature ($BASE/ok/musl-1.2.3.tar.gz.asc" "fetched halfsig"
+# A mirror whose signature does not verify (a wrong key's) falls back too: never accepted.
+printf 'not a signature\n' >"$T/halfmirror/musl-1.2.3.tar.gz.asc"
+rm -rf "$CACHE"
+run $C --mirror "$T/halfmirror" fetch halfsig
+check "mirror with a bad signature: the origin's is used" 0 "no signature from the mirror" \
+	"good OpenPGP signature ($BASE/ok/musl-1.2.3.tar.gz.asc" "fetched halfsig"
+
 # Transient errors on the signature are retried like the file's own: 500, a reset, a stall,
 # a truncated body.
 for mode in 500once resetonce stallonce truncateonce; do
