@@ -208,6 +208,12 @@ static struct node *stage_node(struct plan *p, struct recipes *r, struct target 
 		buf_release(&cycle);
 		return NULL;
 	}
+	const char *why = recipes_unsupported(s, t);
+	if (why) {
+		location_error(&s->unsupported_where, "stage '%s' cannot be built for %s (target %s, "
+		               "%s): %s", s->name, t->triple, t->name, t->path, why);
+		return NULL;
+	}
 	strlist_add(path, s->name);
 	struct node **deps = NULL;
 	size_t n_deps = 0;

@@ -64,6 +64,7 @@ static void stage_free(struct stage *s)
 	strlist_release(&s->sources);
 	strlist_release(&s->depends);
 	strlist_release(&s->provides);
+	strlist_release(&s->unsupported);
 	free(s->name);
 	free(s->path);
 	free(s->description);
@@ -259,6 +260,15 @@ static bool safe_value(const char *s)
 
 #define TOOL_NAMES "cc, cxx, cpp, ar, ranlib, nm, objcopy, objdump, strip, readelf, ld"
 
+const char *recipes_unsupported(const struct stage *s, const struct target *t)
+{
+	size_t arch = strcspn(t->triple, "-");
+	for (size_t i = 0; i + 1 < s->unsupported.n; i += 2)
+		if (strlen(s->unsupported.v[i]) == arch && strncmp(s->unsupported.v[i], t->triple, arch) == 0)
+			return s->unsupported.v[i + 1];
+	return NULL;
+}
+
 bool recipes_is_tool(const char *name)
 {
 	static const char *const tools[] = {"cc", "cxx", "cpp", "ar", "ranlib", "nm", "objcopy",
@@ -391,7 +401,8 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 		if (strcmp(r->stages[i]->name, name) == 0)
 			return r->stages[i];
 	static const char *const allowed[] = {"name", "description", "sources", "depends",
-	                                      "steps", "exclusive", "installs", "provides", NULL};
+	                                      "steps", "exclusive", "installs", "provides",
+	                                      "unsupported", NULL};
 	static const char *const required[] = {"name", "steps", NULL};
 	struct yamlfile f;
 	if (open_recipe(&f, r, "stages", "stage", name, from) < 0) {
@@ -430,6 +441,14 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 			yamlfile_error(&f, provides, "tool '%s' must be a path inside the stage's prefix "
 			               "(got '%s')", s->provides.v[i], rel);
 	}
+	yaml_node_t *unsupported = yamlfile_get(&f, root, "unsupported");
+	yamlfile_string_map(&f, unsupported, "unsupported", &s->unsupported);
+	if (unsupported)
+		s->unsupported_where = location_of(&f, s->path, unsupported);
+	for (size_t i = 0; i < s->unsupported.n; i += 2)
+		if (!valid_name(s->unsupported.v[i]) || strchr(s->unsupported.v[i], '-'))
+			yamlfile_error(&f, unsupported, "'%s' is not an architecture (the first part of a "
+			               "triple, like s390x)", s->unsupported.v[i]);
 	yaml_node_t *sources = yamlfile_get(&f, root, "sources");
 	yaml_node_t *depends = yamlfile_get(&f, root, "depends");
 	yamlfile_strings(&f, sources, "sources", &s->sources);

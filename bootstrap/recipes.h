@@ -75,6 +75,9 @@ struct stage {
 	enum installs installs;
 	struct strlist provides;    /* tools stages: tool name, path under the prefix, ... (what a
 	                               target naming this stage as its toolchain compiles with) */
+	struct strlist unsupported; /* architecture, reason, ...: the triples' first parts this
+	                               stage cannot be built for, said at plan time */
+	struct location unsupported_where;
 	char recipe_hash[DIGEST_HEX_LEN + 1];   /* of the parsed recipe: comments and layout do
 	                                           not change it, every field that matters does */
 };
@@ -117,6 +120,8 @@ void recipes_release(struct recipes *r);
 struct target *recipes_target(struct recipes *r, const char *name);
 struct stage *recipes_stage(struct recipes *r, const char *name, const struct location *from);
 struct source *recipes_source(struct recipes *r, const char *name, const struct location *from);
+/* Why stage `s` cannot be built for `t` (a reason from its `unsupported` map), or NULL. */
+const char *recipes_unsupported(const struct stage *s, const struct target *t);
 /* Is `name` a tool a toolchain stage can provide (cc, cxx, ar, ...)? */
 bool recipes_is_tool(const char *name);
 /* Is `name` a variable the engine sets (a target may not override it)? */

@@ -46,6 +46,36 @@ printf 'triple: a-b-c\nqemu: q\nstages: [loop-a]\n' >"$P/targets/cycle.yaml"
 run $C plan cycle
 check "dependency cycle" 2 "dependency cycle: loop-a -> loop-b -> loop-a"
 
+# A stage that cannot be built for an architecture says so at plan time, nothing started;
+# through a dependency too, and only for that architecture.
+cat >"$P/stages/noarch.yaml" <<'EOT'
+name: noarch
+unsupported:
+  s390x: no port to this architecture yet
+  mips: neither
+steps:
+  - touch ${destdir}/started
+EOT
+cat >"$P/stages/above.yaml" <<'EOT'
+name: above
+depends: [noarch]
+steps: [true]
+EOT
+printf 'triple: s390x-ibm-linux-musl\nqemu: q\nstages: [above]\n' >"$P/targets/zarch.yaml"
+printf 'triple: mips64-unknown-linux-musl\nqemu: q\nstages: [above]\n' >"$P/targets/mips64.yaml"
+run $C build zarch
+check "unsupported architecture at plan time" 2 \
+	"$P/stages/noarch.yaml:3:3: stage 'noarch' cannot be built for s390x-ibm-linux-musl (target zarch" \
+	"no port to this architecture yet"
+[ ! -e "$T/work/build/zarch" ] && ok "nothing started for the unsupported target" ||
+	not_ok "nothing started for the unsupported target"
+run $C plan mips64
+check "an architecture that is only a prefix of a listed one is not matched" 0 "noarch"
+printf 'name: badarch\nunsupported: {s390x-ibm: x}\nsteps: [true]\n' >"$P/stages/badarch.yaml"
+printf 'triple: a-b-c\nqemu: q\nstages: [badarch]\n' >"$P/targets/badarch.yaml"
+run $C plan badarch
+check "unsupported names architectures" 2 "'s390x-ibm' is not an architecture"
+
 run $CROSSROOT frobnicate x
 check "unknown command" 2 "unknown command 'frobnicate'"
 run $CROSSROOT build --jobs zero x
