@@ -12,7 +12,10 @@ directory; downloads are hard-linked from the download cache ($CROSSROOT_CACHE o
 work/cache, fill it with `./crossroot fetch --all`) and the builds run --offline, so the
 network does not count. Reports wall time, CPU time (user + system of crossroot and every
 child) and utilisation = CPU / (wall x cores) of each. Takes about 35 minutes on 2 cores;
-scratch space peaks at about 15 GB and is removed at the end."""
+scratch space peaks at about 15 GB and is removed at the end.
+
+With BENCH_KEEP_AFTER=DIR, the "after" run's stage results are moved into DIR (a stage cache
+directory such as work/cache/stages) instead of removed, so the half hour also warms it."""
 import os
 import resource
 import shutil
@@ -61,6 +64,13 @@ def cold_all(name, project, scratch):
         tail = [line.rstrip() for line in f if "critical path" in line]
     for line in tail:
         print("        " + line)
+    keep = os.environ.get("BENCH_KEEP_AFTER")
+    if keep and name == "after":
+        os.makedirs(keep, exist_ok=True)
+        stages = os.path.join(cache, "stages")
+        for entry in os.listdir(stages):
+            if not entry.startswith(".") and not os.path.exists(os.path.join(keep, entry)):
+                os.rename(os.path.join(stages, entry), os.path.join(keep, entry))
     shutil.rmtree(base)
     return wall
 
