@@ -50,6 +50,14 @@ fuzz: tests/fuzz/fuzz-recipes tests/fuzz/fuzz-plan
 check-all: crossroot
 	tests/full/all-targets.sh
 
+# The libm reference: Debian's gcc-built musl on the host (package musl-tools), the same
+# musl version as the sysroots'. Regenerate only when the program or the musl version changes.
+libm-reference: tests/sysroot/libm_exact.c
+	@command -v musl-gcc >/dev/null || { echo "musl-gcc is missing: apt-get install musl-tools" >&2; exit 1; }
+	musl-gcc -O2 -static -o tests/sysroot/libm_exact.ref tests/sysroot/libm_exact.c -lm
+	tests/sysroot/libm_exact.ref >tests/sysroot/libm_exact.expected
+	rm -f tests/sysroot/libm_exact.ref
+
 # Install the Debian packages crossroot needs (root or sudo).
 deps:
 	tools/install-deps
@@ -63,4 +71,4 @@ main: crossroot
 clean:
 	rm -f crossroot bootstrap/*.o tests/unit/run-unit tests/fuzz/fuzz-recipes tests/fuzz/fuzz-plan
 
-.PHONY: all check check-all clean deps fuzz main
+.PHONY: all check check-all clean deps fuzz libm-reference main

@@ -137,11 +137,15 @@ static int run_one(const struct dirs *dirs, const struct target *t, const char *
 	struct buf out = {0};
 	status = run_logged(&argv, &out);
 	strlist_release(&argv);
-	char *expected_path = xstrdup(test->source);
-	*strrchr(expected_path, '.') = '\0';
-	char *tmp = expected_path;
-	expected_path = xasprintf("%s.expected", tmp);
-	free(tmp);
+	/* <name>.<target>.expected, where a target knowingly differs, else <name>.expected */
+	char *stem = xstrdup(test->source);
+	*strrchr(stem, '.') = '\0';
+	char *expected_path = xasprintf("%s.%s.expected", stem, t->name);
+	if (!path_exists(expected_path)) {
+		free(expected_path);
+		expected_path = xasprintf("%s.expected", stem);
+	}
+	free(stem);
 	char *expected = path_exists(expected_path) ? read_file(expected_path, NULL) : xstrdup("");
 	int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 	if (code != test->exit_status) {
