@@ -52,6 +52,8 @@ static const char usage[] =
 	"      --verify       hash every cached download and stage result in full before use\n"
 	"  -k, --keep-going   after a failure, go on with stages that do not depend on it\n"
 	"      --keep N       prune: older results kept per target and stage (default 1)\n"
+	"      --table FILE   test: also write the support table (pieces, programs by\n"
+	"                     targets) to FILE as Markdown\n"
 	"  -v, --verbose      show every command\n"
 	"  -h, --help         this text\n"
 	"  -V, --version      print the version\n"
@@ -200,6 +202,7 @@ int main(int argc, char **argv)
 		{"mirror", required_argument, NULL, 'm'},
 		{"keep", required_argument, NULL, 'K'},
 		{"static-only", no_argument, NULL, 'S'}, {"verify", no_argument, NULL, 'Y'},
+		{"table", required_argument, NULL, 'T'},
 		{NULL, 0, NULL, 0},
 	};
 	bool all = false, offline = false, wait = false, keep_going = false, verbose = false,
@@ -208,7 +211,7 @@ int main(int argc, char **argv)
 	int keep = 1;
 	long jobs = sysconf(_SC_NPROCESSORS_ONLN);
 	const char *root_arg = ".", *work_arg = NULL, *cache_arg = getenv("CROSSROOT_CACHE"),
-	           *out_arg = NULL;
+	           *out_arg = NULL, *table_arg = NULL;
 	if (cache_arg && !*cache_arg)
 		cache_arg = NULL;   /* empty is unset, not the current directory */
 	int c;
@@ -245,6 +248,7 @@ int main(int argc, char **argv)
 		}
 		case 'S': static_only = true; break;
 		case 'Y': verify = true; break;
+		case 'T': table_arg = optarg; break;
 		case 'h': fputs(usage, stdout); return EXIT_OK;
 		case 'V': printf("crossroot %s\n", CROSSROOT_VERSION); return EXIT_OK;
 		default: fputs(usage, stderr); return EXIT_CONFIG;
@@ -257,6 +261,10 @@ int main(int argc, char **argv)
 	const char *command = argv[optind++];
 	static const char *const commands[] = {"build", "fetch", "plan", "test", "clean", "prune",
 	                                       NULL};
+	if (table_arg && strcmp(command, "test") != 0) {
+		error("--table is for 'crossroot test', not '%s'", command);
+		return EXIT_CONFIG;
+	}
 	bool known = false;
 	for (size_t i = 0; commands[i]; i++)
 		known |= strcmp(command, commands[i]) == 0;
@@ -329,10 +337,14 @@ int main(int argc, char **argv)
 		return rc;
 	}
 	if (strcmp(command, "test") == 0) {
-		for (size_t i = 0; i < names.n; i++)
-			if (testrun_target(&dirs, targets[i], (int)jobs) != EXIT_OK)
+		struct test_table table = {0};
+		for (size_t i = 0; i < names.n && !interrupted; i++)
+			if (testrun_target(&dirs, targets[i], (int)jobs, &table) != EXIT_OK)
 				rc = EXIT_FAILED;
-		return rc;
+		if ((names.n > 1 || table_arg) && testrun_print_table(&table, table_arg) < 0)
+			rc = EXIT_FAILED;
+		testrun_table_release(&table);
+		return interrupted ? EXIT_INTERRUPTED : rc;
 	}
 	if (read_mirror_file(&mirrors) < 0)
 		return EXIT_CONFIG;

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,10 +138,15 @@ static int run_one(const struct dirs *dirs, const struct target *t, const char *
 	struct buf out = {0};
 	status = run_logged(&argv, &out);
 	strlist_release(&argv);
-	/* <name>.<target>.expected, where a target knowingly differs, else <name>.expected */
+	/* Where a target or an architecture knowingly differs, <name>.<target>.expected or
+	 * <name>.<triple>.expected; else <name>.expected. */
 	char *stem = xstrdup(test->source);
 	*strrchr(stem, '.') = '\0';
 	char *expected_path = xasprintf("%s.%s.expected", stem, t->name);
+	if (!path_exists(expected_path)) {
+		free(expected_path);
+		expected_path = xasprintf("%s.%s.expected", stem, t->triple);
+	}
 	if (!path_exists(expected_path)) {
 		free(expected_path);
 		expected_path = xasprintf("%s.expected", stem);
@@ -206,7 +212,71 @@ static int run_test_child(void *arg)
 	_exit(failed > 100 ? 100 : failed);
 }
 
-int testrun_target(const struct dirs *dirs, const struct target *t, int jobs)
+/* The runtime pieces a sysroot holds, by the files that make them. */
+static char *sysroot_pieces(const char *sysroot, const struct target *t)
+{
+	static const char *const pieces[][2] = {
+		{"headers", "usr/include/linux/version.h"}, {"builtins", NULL},
+		{"libatomic", "usr/lib/libatomic.a"}, {"musl", "usr/lib/libc.a"},
+		{"libunwind", "usr/lib/libunwind.a"}, {"libc++abi", "usr/lib/libc++abi.a"},
+		{"libc++", "usr/lib/libc++.a"},
+	};
+	struct buf b = {0};
+	for (size_t i = 0; i < sizeof(pieces) / sizeof(pieces[0]); i++) {
+		char *path = pieces[i][1] ? path_join(sysroot, pieces[i][1])
+		                          : xasprintf("%s/usr/lib/clang/*/lib/%s/libclang_rt.builtins.a",
+		                                      sysroot, t->triple);
+		glob_t g;
+		if (glob(path, GLOB_NOSORT, NULL, &g) == 0)
+			buf_printf(&b, "%s%s", b.len ? " " : "", pieces[i][0]);
+		globfree(&g);
+		free(path);
+	}
+	return b.s ? b.s : xstrdup("");
+}
+
+/* One program's cell from its report lines: "ok", or each failed link and its reason. */
+static char *result_cell(const char *report, int failed)
+{
+	if (failed == 0)
+		return xstrdup("ok");
+	struct buf b = {0};
+	for (const char *line = report; line && *line;) {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+		if (strncmp(line, "FAIL ", 5) == 0) {
+			/* "FAIL <name> <link> <why>": keep link and why */
+			char *l = xstrndup(line + 5, len - 5);
+			char *p = l + strspn(l, " ");
+			p += strcspn(p, " ");
+			p += strspn(p, " ");
+			size_t link = strcspn(p, " ");
+			char *why = p + link + strspn(p + link, " ");
+			size_t why_len = strcspn(why, ":");
+			buf_printf(&b, "%sFAIL %.*s: %.*s", b.len ? "; " : "", (int)link, p, (int)why_len, why);
+			free(l);
+		}
+		line = end ? end + 1 : NULL;
+	}
+	if (!b.s)
+		buf_printf(&b, "FAIL (%d links)", failed);
+	return b.s;
+}
+
+static void table_add(struct test_table *table, const char *target, const char *program,
+                      char *cell)
+{
+	strlist_add(&table->cells, target);
+	strlist_add(&table->cells, program);
+	strlist_take(&table->cells, cell);
+	if (!strlist_has(&table->programs, program)) {
+		strlist_add(&table->programs, program);
+		strlist_sort(&table->programs);
+	}
+}
+
+int testrun_target(const struct dirs *dirs, const struct target *t, int jobs,
+                   struct test_table *table)
 {
 	char *sysroot = path_join(dirs->out, t->name);
 	char *stamp = path_join(sysroot, ".crossroot-stamp");
@@ -216,11 +286,19 @@ int testrun_target(const struct dirs *dirs, const struct target *t, int jobs)
 	int rc = EXIT_FAILED;
 	struct job *js = NULL;
 	size_t n = 0;
+	if (table) {
+		strlist_add(&table->targets, t->name);
+		strlist_add(&table->pieces, t->name);
+	}
 	if (!path_exists(stamp)) {
 		error("no sysroot for '%s' at '%s': run 'crossroot build %s' first", t->name, sysroot,
 		      t->name);
+		if (table)
+			strlist_add(&table->pieces, "no sysroot (not built, or its build failed)");
 		goto out;
 	}
+	if (table)
+		strlist_take(&table->pieces, sysroot_pieces(sysroot, t));
 	remove_tree(outdir);
 	if (mkdir_p(outdir, 0755) < 0)
 		goto out;
@@ -285,12 +363,16 @@ int testrun_target(const struct dirs *dirs, const struct target *t, int jobs)
 			if (j->skip) {
 				printf("skip %-28s (%s)\n", j->test.name, j->skip);
 				skipped++;
+				if (table)
+					table_add(table, t->name, j->test.name, xasprintf("skip: %s", j->skip));
 				continue;
 			}
 			if (j->pid == 0)
 				continue;   /* never started: interrupted */
 			char *text = path_exists(j->report) ? read_file(j->report, NULL) : NULL;
 			fputs(text ? text : "", stdout);
+			if (table)
+				table_add(table, t->name, j->test.name, result_cell(text, j->failed));
 			free(text);
 			failed += j->failed;
 			passed += (int)j->test.links.n - j->failed;
@@ -327,4 +409,101 @@ out:
 	free(dir);
 	free(outdir);
 	return rc;
+}
+
+static const char *table_cell(const struct test_table *table, const char *target,
+                              const char *program)
+{
+	for (size_t i = 0; i + 2 < table->cells.n; i += 3)
+		if (strcmp(table->cells.v[i], target) == 0 && strcmp(table->cells.v[i + 1], program) == 0)
+			return table->cells.v[i + 2];
+	return "-";
+}
+
+/* Markdown cells may not hold '|' or line breaks. */
+static void md_cell(FILE *f, const char *text)
+{
+	fputs("| ", f);
+	for (const char *c = text; *c; c++) {
+		if (*c == '|')
+			fputc('\\', f);
+		fputc(*c == '\n' ? ' ' : *c, f);
+	}
+	fputc(' ', f);
+}
+
+int testrun_print_table(const struct test_table *table, const char *markdown)
+{
+	if (table->targets.n == 0)
+		return 0;
+	/* terminal: one line per target and program, failures spelled out */
+	printf("\n== support table: %zu targets, %zu programs\n", table->targets.n,
+	       table->programs.n);
+	for (size_t t = 0; t < table->targets.n; t++) {
+		const char *name = table->targets.v[t];
+		int ok = 0, bad = 0, skip = 0;
+		for (size_t p = 0; p < table->programs.n; p++) {
+			const char *cell = table_cell(table, name, table->programs.v[p]);
+			ok += strcmp(cell, "ok") == 0;
+			bad += strncmp(cell, "FAIL", 4) == 0;
+			skip += strncmp(cell, "skip", 4) == 0;
+		}
+		printf("%-34s %3d ok %3d failed %3d skipped   pieces: %s\n", name, ok, bad, skip,
+		       table->pieces.n > 2 * t + 1 ? table->pieces.v[2 * t + 1] : "?");
+		for (size_t p = 0; p < table->programs.n; p++) {
+			const char *cell = table_cell(table, name, table->programs.v[p]);
+			if (strncmp(cell, "FAIL", 4) == 0)
+				printf("    %-28s %s\n", table->programs.v[p], cell);
+		}
+	}
+	if (!markdown)
+		return 0;
+	char *tmp = xasprintf("%s.tmp", markdown);
+	FILE *f = fopen(tmp, "w");
+	if (!f) {
+		error("cannot write '%s': %s", tmp, strerror(errno));
+		free(tmp);
+		return -1;
+	}
+	fputs("# Targets and what passes on them\n\n"
+	      "Written by `crossroot test` (the last run that tested these targets): the runtime "
+	      "pieces each sysroot holds, and each program of `tests/sysroot/` built static and "
+	      "dynamic with the target's compiler and run under qemu-user.\n\n", f);
+	fputs("| target | pieces |\n|---|---|\n", f);
+	for (size_t t = 0; t < table->targets.n; t++) {
+		md_cell(f, table->targets.v[t]);
+		md_cell(f, table->pieces.n > 2 * t + 1 ? table->pieces.v[2 * t + 1] : "?");
+		fputs("|\n", f);
+	}
+	fputs("\n| program |", f);
+	for (size_t t = 0; t < table->targets.n; t++)
+		fprintf(f, " %s |", table->targets.v[t]);
+	fputs("\n|---|", f);
+	for (size_t t = 0; t < table->targets.n; t++)
+		fputs("---|", f);
+	fputc('\n', f);
+	for (size_t p = 0; p < table->programs.n; p++) {
+		md_cell(f, table->programs.v[p]);
+		for (size_t t = 0; t < table->targets.n; t++)
+			md_cell(f, table_cell(table, table->targets.v[t], table->programs.v[p]));
+		fputs("|\n", f);
+	}
+	int rc = 0;
+	if (fclose(f) != 0 || rename(tmp, markdown) != 0) {
+		error("cannot write '%s': %s", markdown, strerror(errno));
+		unlink(tmp);
+		rc = -1;
+	} else {
+		info("support table written to %s", markdown);
+	}
+	free(tmp);
+	return rc;
+}
+
+void testrun_table_release(struct test_table *table)
+{
+	strlist_release(&table->targets);
+	strlist_release(&table->programs);
+	strlist_release(&table->cells);
+	strlist_release(&table->pieces);
 }

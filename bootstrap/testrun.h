@@ -13,8 +13,23 @@
 
 #include "plan.h"
 
+/* What one `crossroot test` run found, for the support table: per target, which runtime
+ * pieces its sysroot holds and each program's result ("ok", "FAIL static: why", "skip: why"). */
+struct test_table {
+	struct strlist targets;     /* target names, in run order */
+	struct strlist programs;    /* program names, sorted, the union over targets */
+	struct strlist cells;       /* target, program, cell, ... */
+	struct strlist pieces;      /* target, piece list ("headers builtins ..."), ... */
+};
+
 /* Runs `jobs` tests at a time (qemu runs one core each). Returns EXIT_OK if every test
- * passed, EXIT_FAILED otherwise. */
-int testrun_target(const struct dirs *dirs, const struct target *t, int jobs);
+ * passed, EXIT_FAILED otherwise. Records the results in `table` (may be NULL). */
+int testrun_target(const struct dirs *dirs, const struct target *t, int jobs,
+                   struct test_table *table);
+
+/* Print the table (targets by pieces, programs by targets), and write it as Markdown to
+ * `markdown` (may be NULL). Returns -1 if the file could not be written. */
+int testrun_print_table(const struct test_table *table, const char *markdown);
+void testrun_table_release(struct test_table *table);
 
 #endif

@@ -9,9 +9,10 @@ C="$CROSSROOT"
 run $C build --all
 cat "$T/out"
 check "crossroot build --all" 0
-run $C test --all
+mkdir -p "$ROOT/docs"
+run $C test --all --table "$ROOT/docs/targets.md"
 cat "$T/out"
-check "crossroot test --all" 0
+check "crossroot test --all (support table in docs/targets.md)" 0 "support table written to"
 assert "no test failed" sh -c "! grep -q '^FAIL' $T/out"
 
 printf '#include <stdio.h>\nint main(void){puts("hello");return 0;}\n' >"$T/hello.c"
