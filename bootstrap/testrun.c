@@ -235,8 +235,9 @@ static char *sysroot_pieces(const char *sysroot, const struct target *t)
 	return b.s ? b.s : xstrdup("");
 }
 
-/* One program's cell from its report lines: "ok", or each failed link and its reason. */
-static char *result_cell(const char *report, int failed)
+/* One program's cell from its report lines: "ok", or each failed link and its reason. Only
+ * the runner's own lines count ("FAIL <name> ..."), not a program's output quoted below them. */
+static char *result_cell(const char *name, const char *report, int failed)
 {
 	if (failed == 0)
 		return xstrdup("ok");
@@ -244,7 +245,9 @@ static char *result_cell(const char *report, int failed)
 	for (const char *line = report; line && *line;) {
 		const char *end = strchr(line, '\n');
 		size_t len = end ? (size_t)(end - line) : strlen(line);
-		if (strncmp(line, "FAIL ", 5) == 0) {
+		size_t n = strlen(name);
+		if (strncmp(line, "FAIL ", 5) == 0 && strncmp(line + 5, name, n) == 0 &&
+		    line[5 + n] == ' ') {
 			/* "FAIL <name> <link> <why>": keep link and why */
 			char *l = xstrndup(line + 5, len - 5);
 			char *p = l + strspn(l, " ");
@@ -253,7 +256,13 @@ static char *result_cell(const char *report, int failed)
 			size_t link = strcspn(p, " ");
 			char *why = p + link + strspn(p + link, " ");
 			size_t why_len = strcspn(why, ":");
-			buf_printf(&b, "%sFAIL %.*s: %.*s", b.len ? "; " : "", (int)link, p, (int)why_len, why);
+			const char *file = memrchr(why, '/', why_len);   /* the expected file's name */
+			if (strncmp(why, "output differs from /", 21) == 0 && file)
+				buf_printf(&b, "%sFAIL %.*s: output differs from %.*s", b.len ? "; " : "",
+				           (int)link, p, (int)(why + why_len - file - 1), file + 1);
+			else
+				buf_printf(&b, "%sFAIL %.*s: %.*s", b.len ? "; " : "", (int)link, p,
+				           (int)why_len, why);
 			free(l);
 		}
 		line = end ? end + 1 : NULL;
@@ -372,7 +381,7 @@ int testrun_target(const struct dirs *dirs, const struct target *t, int jobs,
 			char *text = path_exists(j->report) ? read_file(j->report, NULL) : NULL;
 			fputs(text ? text : "", stdout);
 			if (table)
-				table_add(table, t->name, j->test.name, result_cell(text, j->failed));
+				table_add(table, t->name, j->test.name, result_cell(j->test.name, text, j->failed));
 			free(text);
 			failed += j->failed;
 			passed += (int)j->test.links.n - j->failed;
