@@ -1,0 +1,51 @@
+#!/bin/sh
+# Regenerates the libm_exact expected files from gcc-built musl of the sysroots' version:
+#   libm_exact.expected           the host's musl-gcc (Debian's musl-tools, x86_64)
+#   libm_exact.<triple>.expected  Debian's musl-dev of another architecture, where its libm
+#                                 takes other code paths (aarch64 defines __FP_FAST_FMA: log2
+#                                 and pow use fma and differ in directed rounding modes);
+#                                 written only where it differs from the x86_64 one
+# The Debian packages come from the archive this machine's apt uses (never named here); the
+# test program is compiled with the built sysroot's clang and linked with Debian's gcc-built
+# libc.a, start files and the sysroot's compiler-rt builtins (long double helpers).
+# Usage: tests/sysroot/libm-reference.sh (make libm-reference); needs the sysroots of the
+# architectures below built. Files of architectures without a Debian musl are left alone.
+set -eu
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+SRC=$ROOT/tests/sysroot/libm_exact.c
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+command -v musl-gcc >/dev/null || { echo "musl-gcc is missing: apt-get install musl-tools" >&2; exit 1; }
+musl-gcc -O2 -static -o "$T/ref" "$SRC" -lm
+"$T/ref" >"$ROOT/tests/sysroot/libm_exact.expected"
+echo "libm_exact.expected: host musl-gcc $(dpkg-query -W -f='${Version}' musl-dev)"
+
+MIRROR=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
+[ -n "$MIRROR" ] || MIRROR=$(awk '$1 == "deb" { print $2; exit }' /etc/apt/sources.list)
+VERSION=$(dpkg-query -W -f='${Version}' musl-dev)
+# Debian architecture, multiarch directory, crossroot target, qemu
+while read -r debarch multiarch target qemu; do
+	S=$ROOT/sysroots/$target
+	triple=$(sed -n 's/^triple: *//p' "$ROOT/targets/$target.yaml")
+	if [ ! -x "$S/bin/$target-clang" ]; then
+		echo "$target: no sysroot, skipped (crossroot build $target)" >&2
+		continue
+	fi
+	curl -sSf -o "$T/$debarch.deb" "$MIRROR/pool/main/m/musl/musl-dev_${VERSION}_$debarch.deb"
+	dpkg-deb -x "$T/$debarch.deb" "$T/$debarch"
+	L=$T/$debarch/usr/lib/$multiarch
+	"$S/bin/$target-clang" -O2 -c -o "$T/$debarch.o" "$SRC"
+	ld.lld-19 -static -o "$T/$debarch.ref" "$L/crt1.o" "$L/crti.o" "$T/$debarch.o" "$L/libc.a" \
+		"$S"/usr/lib/clang/*/lib/"$triple"/libclang_rt.builtins.a "$L/crtn.o"
+	out=$ROOT/tests/sysroot/libm_exact.$triple.expected
+	$qemu "$T/$debarch.ref" >"$T/$debarch.out"
+	if cmp -s "$T/$debarch.out" "$ROOT/tests/sysroot/libm_exact.expected"; then
+		rm -f "$out"
+		echo "$target: Debian's gcc-built musl ($debarch) matches the x86_64 reference"
+	else
+		mv "$T/$debarch.out" "$out"
+		echo "$(basename "$out"): Debian's gcc-built musl-dev $VERSION ($debarch)"
+	fi
+done <<'EOT'
+arm64 aarch64-linux-musl aarch64-linux-musl qemu-aarch64-static
+EOT
