@@ -47,6 +47,15 @@ static void hash_bytes(const void *p, size_t n)
 	}
 }
 
+/* Little-endian byte order whatever the machine's: the same hash on big-endian targets. */
+static void hash_le(uint64_t v, size_t n)
+{
+	unsigned char b[8];
+	for (size_t i = 0; i < n; i++)
+		b[i] = (unsigned char)(v >> (8 * i));
+	hash_bytes(b, n);
+}
+
 static uint64_t bits_of(double x)
 {
 	uint64_t u;
@@ -69,8 +78,8 @@ static void record(const char *name, int mode, double x, double y, double r)
 	int f = (flags & FE_INVALID ? 1 : 0) | (flags & FE_DIVBYZERO ? 2 : 0) |
 	        (flags & FE_OVERFLOW ? 4 : 0);
 	fesetround(FE_TONEAREST);
-	hash_bytes(&u, sizeof(u));
-	hash_bytes(&f, sizeof(f));
+	hash_le(u, 8);
+	hash_le((uint64_t)f, 4);
 	calls++;
 	if (verbose)
 		printf("%s %s %a %a -> %a flags %d\n", name, mode_names[mode], x, y, r, f);
