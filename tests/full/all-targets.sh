@@ -40,7 +40,15 @@ x86_64-linux-musl x86-64 /lib/ld-musl-x86_64.so.1 qemu-x86_64-static
 aarch64-linux-musl aarch64 /lib/ld-musl-aarch64.so.1 qemu-aarch64-static
 armv7-rpi2-linux-musleabihf EABI5 /lib/ld-musl-armhf.so.1 qemu-arm-static
 riscv64-linux-musl RISC-V /lib/ld-musl-riscv64.so.1 qemu-riscv64-static
+powerpc64le-linux-musl LSB /lib/ld-musl-powerpc64le.so.1 qemu-ppc64le-static
+powerpc64-linux-musl MSB /lib/ld-musl-powerpc64.so.1 qemu-ppc64-static
 EOT
+
+for target in powerpc64le-linux-musl powerpc64-linux-musl; do
+	run file "$T/$target-c"
+	check "$target: 64-bit PowerPC with the ELFv2 ABI (what musl requires)" 0 "64-bit PowerPC" \
+		"OpenPOWER ELF V2 ABI"
+done
 
 # Raspberry Pi 2: the code really uses Cortex-A7, NEON-VFPv4, hard float and Thumb-2, in the
 # test program and in the runtimes themselves. Objects carry the calling convention as an
