@@ -40,6 +40,7 @@ x86_64-linux-musl x86-64 /lib/ld-musl-x86_64.so.1 qemu-x86_64-static
 aarch64-linux-musl aarch64 /lib/ld-musl-aarch64.so.1 qemu-aarch64-static
 armv7-rpi2-linux-musleabihf EABI5 /lib/ld-musl-armhf.so.1 qemu-arm-static
 riscv64-linux-musl RISC-V /lib/ld-musl-riscv64.so.1 qemu-riscv64-static
+armv6-rpi1-linux-musleabihf EABI5 /lib/ld-musl-armhf.so.1 qemu-arm-static
 powerpc64le-linux-musl LSB /lib/ld-musl-powerpc64le.so.1 qemu-ppc64le-static
 powerpc64-linux-musl MSB /lib/ld-musl-powerpc64.so.1 qemu-ppc64-static
 EOT
