@@ -59,6 +59,20 @@ int build_fetch(struct plan *p, const struct build_options *o)
 	}
 	char **paths = xcalloc(n ? n : 1, sizeof(*paths));
 	int rc = n ? fetch_sources(&o->fetch, sources, n, paths) : 0;
+	bool machine_failed = false;
+	/* a source that is an archive inside the download: that archive, verified on its own */
+	for (size_t j = 0; j < n && !interrupted; j++) {
+		if (!sources[j]->member || !paths[j])
+			continue;
+		bool refused;
+		char *inner = fetch_member(&o->fetch, sources[j], paths[j], &refused);
+		free(paths[j]);
+		paths[j] = inner;
+		if (!inner) {
+			rc = -1;
+			machine_failed |= !refused;
+		}
+	}
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		struct node *t = p->nodes[i];
 		for (size_t j = 0; j < n; j++)
@@ -71,7 +85,7 @@ int build_fetch(struct plan *p, const struct build_options *o)
 	free(sources);
 	if (interrupted)
 		return EXIT_INTERRUPTED;
-	return rc == 0 ? EXIT_OK : EXIT_FETCH;
+	return rc == 0 ? EXIT_OK : machine_failed ? EXIT_FAILED : EXIT_FETCH;
 }
 
 /* ---- trees: extraction and patches, run in a forked child beside the builds ---- */
@@ -163,6 +177,8 @@ static int fill_private_dirs(const struct plan *p, const struct node *n, const c
 	struct cache_union into_sysroot = {0}, into_tools = {0};
 	int rc = 0;
 	for (size_t i = 0; i < count && rc == 0; i++) {
+		if (plan_superseded(deps[i], deps, count))
+			continue;
 		bool is_tools = deps[i]->stage->installs == INSTALLS_TOOLS;
 		rc = cache_union_add(is_tools ? &into_tools : &into_sysroot, p->dirs.stage_cache,
 		                     deps[i]->key, deps[i]->label);

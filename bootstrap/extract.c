@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "digest.h"
 
 int extract_path_matches(const char *pattern, const char *path)
 {
@@ -617,5 +618,94 @@ int extract_archive(const struct extract_options *o)
 	if (rc != 0)
 		remove_tree(tmp);
 	free(tmp);
+	return rc;
+}
+
+static const char *without_dot_slash(const char *path)
+{
+	while (path[0] == '.' && path[1] == '/')
+		path += 2;
+	return path;
+}
+
+int extract_member(const char *archive, const char *member, const char *out_path,
+                   long long max_bytes, char *hex)
+{
+	struct archive *in = open_reader(archive);
+	int rc = EXTRACT_REFUSED;
+	int fd = -1;
+	struct digest d;
+	digest_init(&d);
+	if (archive_read_open_filename(in, archive, 1 << 17) != ARCHIVE_OK) {
+		error("cannot read archive '%s': %s", archive, archive_error_string(in));
+		goto out;
+	}
+	struct archive_entry *e;
+	int r;
+	while ((r = archive_read_next_header(in, &e)) == ARCHIVE_OK || r == ARCHIVE_WARN) {
+		if (interrupted) {
+			rc = EXTRACT_FAILED;
+			goto out;
+		}
+		const char *name = archive_entry_pathname(e);
+		if (!name || strcmp(without_dot_slash(name), without_dot_slash(member)) != 0)
+			continue;
+		if (archive_entry_filetype(e) != AE_IFREG) {
+			error("archive '%s': member '%s' is not a regular file", archive, member);
+			goto out;
+		}
+		if (archive_entry_size_is_set(e) && archive_entry_size(e) > max_bytes) {
+			error("archive '%s': member '%s' is %lld bytes, over the limit of %lld", archive,
+			      member, (long long)archive_entry_size(e), max_bytes);
+			goto out;
+		}
+		fd = open(out_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			error("cannot create '%s':", out_path);
+			rc = EXTRACT_FAILED;
+			goto out;
+		}
+		long long total = 0;
+		char block[1 << 16];
+		la_ssize_t got;
+		while ((got = archive_read_data(in, block, sizeof(block))) > 0) {
+			total += got;
+			if (total > max_bytes) {
+				error("archive '%s': member '%s' is over the limit of %lld bytes", archive,
+				      member, max_bytes);
+				goto out;
+			}
+			digest_update(&d, block, (size_t)got);
+			if (write_all(fd, block, (size_t)got, out_path) < 0) {
+				rc = EXTRACT_FAILED;
+				goto out;
+			}
+		}
+		if (got < 0) {
+			error("archive '%s': member '%s': %s", archive, member, archive_error_string(in));
+			goto out;
+		}
+		if (fsync(fd) < 0 || close(fd) < 0) {
+			fd = -1;
+			error("cannot write '%s':", out_path);
+			rc = EXTRACT_FAILED;
+			goto out;
+		}
+		fd = -1;
+		digest_final(&d, hex);
+		rc = 0;
+		goto out;
+	}
+	if (r != ARCHIVE_EOF)
+		error("archive '%s' is damaged: %s", archive, archive_error_string(in));
+	else
+		error("archive '%s' has no member '%s'", archive, member);
+out:
+	digest_release(&d);
+	if (fd >= 0)
+		close(fd);
+	if (rc != 0)
+		unlink(out_path);
+	archive_read_free(in);
 	return rc;
 }

@@ -56,6 +56,14 @@ enum extract_failure {
  * offending entry or file. */
 int extract_archive(const struct extract_options *opts);
 
+/* Copy the regular-file member `member` of `archive` (its path as stored, a leading "./"
+ * ignored) to the new file `out_path`, hashing it: `hex` receives its sha256. At most
+ * `max_bytes` are written. Returns 0, or EXTRACT_REFUSED (no such member, not a regular file,
+ * too large, damaged) or EXTRACT_FAILED (writing) after error(); on failure `out_path` is
+ * removed. The caller compares `hex` with its pin before anything uses the file. */
+int extract_member(const char *archive, const char *member, const char *out_path,
+                   long long max_bytes, char *hex);
+
 /* Does `pattern` match `path` or one of its leading directories? (exported for the tests) */
 int extract_path_matches(const char *pattern, const char *path);
 

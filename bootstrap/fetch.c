@@ -15,6 +15,7 @@
 
 #include "apt.h"
 #include "digest.h"
+#include "extract.h"
 #include "signature.h"
 #include "util.h"
 
@@ -950,4 +951,41 @@ out:;
 	}
 	free(ts);
 	return rc;
+}
+
+char *fetch_member(const struct fetch_options *opts, const struct source *source,
+                   const char *outer, bool *refused)
+{
+	*refused = false;
+	char *path = path_join(opts->cache_dir, source->member_sha256);
+	if (cached_file_good(opts, path, source->member_sha256))
+		return path;
+	char *tmp_dir = path_join(opts->cache_dir, "tmp");
+	char *part = xasprintf("%s/%s.member.%ld", tmp_dir, source->member_sha256, (long)getpid());
+	char hex[DIGEST_HEX_LEN + 1];
+	struct stat st;
+	long long limit = stat(outer, &st) == 0 ? extract_default_max_bytes(st.st_size) : 0;
+	int rc = mkdir_p(tmp_dir, 0755) < 0 ? EXTRACT_FAILED
+	         : extract_member(outer, source->member, part, limit, hex);
+	if (rc == 0 && strcmp(hex, source->member_sha256) != 0) {
+		error("%s: member '%s' of '%s' has sha256 %s, expected %s (member-sha256 in %s)",
+		      source->name, source->member, outer, hex, source->member_sha256, source->path);
+		unlink(part);
+		rc = EXTRACT_REFUSED;
+	}
+	if (rc == 0 && rename(part, path) < 0) {
+		error("cannot rename '%s' to '%s':", part, path);
+		unlink(part);
+		rc = EXTRACT_FAILED;
+	}
+	if (rc == 0)
+		record_verified(opts, source->member_sha256, path);
+	*refused = rc == EXTRACT_REFUSED;
+	free(tmp_dir);
+	free(part);
+	if (rc != 0) {
+		free(path);
+		return NULL;
+	}
+	return path;
 }

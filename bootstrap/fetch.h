@@ -50,4 +50,12 @@ char *fetch_cached_path(const struct fetch_options *opts, const struct source *s
 int fetch_sources(const struct fetch_options *opts, struct source *const sources[], size_t n,
                   char *paths[]);
 
+/* The archive inside the cached download `outer` that `source->member` names, as a file of
+ * the download cache named by its own sha256 (source->member_sha256): copied out of `outer`
+ * once, hashed while it is written and stored only when it matches its pin. Returns its path,
+ * or NULL after error() naming the archive, the member and both hashes (*refused: the
+ * archive's fault, exit 3; otherwise the machine's). */
+char *fetch_member(const struct fetch_options *opts, const struct source *source,
+                   const char *outer, bool *refused);
+
 #endif

@@ -166,19 +166,41 @@ static struct node *find_stage(const struct plan *p, const struct target *t, con
 static struct node *stage_node(struct plan *p, struct recipes *r, struct target *t,
                                struct stage *s, struct strlist *path);
 
-/* The dependencies of a stage: its `depends`, then, for a stage built with the target's
- * compilers, the target's toolchain stages. */
+/* The tools stages whose compilers build stage `s` of target `t`: the target's choice for
+ * this stage (`stage_toolchain`), else the stage's own `toolchain`, else the target's. A tools
+ * stage is always built with the host clang. Empty: the host clang. */
+static void stage_toolchain(const struct target *t, const struct stage *s, struct strlist *out)
+{
+	if (s->installs == INSTALLS_TOOLS)
+		return;
+	for (size_t i = 0; i + 1 < t->stage_toolchain.n; i += 2)
+		if (strcmp(t->stage_toolchain.v[i], s->name) == 0) {
+			if (strcmp(t->stage_toolchain.v[i + 1], "host") != 0)
+				strlist_add(out, t->stage_toolchain.v[i + 1]);
+			return;
+		}
+	const struct strlist *names = s->has_toolchain ? &s->toolchain : &t->toolchain;
+	for (size_t i = 0; i < names->n; i++)
+		strlist_add(out, recipes_substitute(t, names->v[i]));
+}
+
+/* The dependencies of a stage: its `depends` (through the target's substitutions), then
+ * the toolchain stages it is compiled with. */
 static int stage_dependencies(struct plan *p, struct recipes *r, struct target *t,
                               struct stage *s, struct strlist *path, struct node ***out,
                               size_t *n_out)
 {
-	struct strlist names = {0};
-	for (size_t i = 0; i < s->depends.n; i++)
-		strlist_add(&names, s->depends.v[i]);
-	if (s->installs == INSTALLS_SYSROOT)
-		for (size_t i = 0; i < t->toolchain.n; i++)
-			if (!strlist_has(&names, t->toolchain.v[i]))
-				strlist_add(&names, t->toolchain.v[i]);
+	struct strlist names = {0}, toolchain = {0};
+	for (size_t i = 0; i < s->depends.n; i++) {
+		const char *name = recipes_substitute(t, s->depends.v[i]);
+		if (!strlist_has(&names, name))
+			strlist_add(&names, name);
+	}
+	stage_toolchain(t, s, &toolchain);
+	for (size_t i = 0; i < toolchain.n; i++)
+		if (!strlist_has(&names, toolchain.v[i]))
+			strlist_add(&names, toolchain.v[i]);
+	strlist_release(&toolchain);
 	*out = xcalloc(names.n + 1, sizeof(**out));
 	*n_out = names.n;
 	int rc = 0;
@@ -234,6 +256,7 @@ static struct node *stage_node(struct plan *p, struct recipes *r, struct target 
 	struct node *n = node_new(p, NODE_STAGE);
 	n->target = t;
 	n->stage = s;
+	stage_toolchain(t, s, &n->toolchain);
 	n->stage_deps = deps;
 	n->n_stage_deps = n_deps;
 	n->trees = trees;
@@ -246,13 +269,28 @@ static struct node *stage_node(struct plan *p, struct recipes *r, struct target 
 	return n;
 }
 
-static void target_hash(const struct target *t, char *hex)
+/* The target as one stage sees it: its machine, and of its `vars` only those the stage's
+ * steps name, so a variable that one stage reads (gcc's ${gcc_configure}) does not set the
+ * other stages of the target apart from another target's (combinations share stages). */
+static void target_hash(const struct target *t, const struct stage *s, char *hex)
 {
+	struct strlist used = {0};
+	for (size_t i = 0; i + 1 < t->vars.n; i += 2) {
+		char *ref = xasprintf("${%s}", t->vars.v[i]);
+		for (size_t j = 0; j < s->n_steps; j++)
+			if (strstr(s->steps[j].command, ref)) {
+				strlist_add(&used, t->vars.v[i]);
+				strlist_add(&used, t->vars.v[i + 1]);
+				break;
+			}
+		free(ref);
+	}
 	struct digest d;
 	digest_init(&d);
 	digest_update_string(&d, t->triple);
 	hash_strlist(&d, "cflags", &t->cflags);
-	hash_strlist(&d, "vars", &t->vars);
+	hash_strlist(&d, "vars", &used);
+	strlist_release(&used);
 	digest_update_string(&d, t->linux_arch ? t->linux_arch : "");
 	digest_update_string(&d, t->cpu_family);
 	digest_update_string(&d, t->cpu);
@@ -268,7 +306,7 @@ static void own_inputs(const struct plan *p, struct node *n)
 	struct strlist *in = &n->inputs;
 	strlist_add(in, "engine " CROSSROOT_ENGINE_VERSION);
 	strlist_take(in, xasprintf("recipe %s", n->stage->recipe_hash));
-	target_hash(n->target, hex);
+	target_hash(n->target, n->stage, hex);
 	strlist_take(in, xasprintf("target %s", hex));
 	for (size_t i = 0; i < n->stage->sources.n; i++) {
 		const struct source *s = n->trees[i]->source;
@@ -277,18 +315,19 @@ static void own_inputs(const struct plan *p, struct node *n)
 		for (size_t j = 0; j < n->trees[i]->inputs.n; j++)
 			strlist_add(in, n->trees[i]->inputs.v[j]);
 	}
-	if (n->stage->installs == INSTALLS_TOOLS || n->target->toolchain.n == 0)
+	if (n->toolchain.n == 0)
 		strlist_take(in, xasprintf("compiler %s", p->host->identity));
 }
 
-/* The tools a sysroot stage's compilers come from: its target's toolchain stages. */
+/* The tools a sysroot stage's compilers come from: its toolchain stages' `provides`. */
 static void stage_provided(struct node *n)
 {
-	for (size_t i = 0; i < n->n_stage_deps && n->stage->installs == INSTALLS_SYSROOT; i++) {
+	for (size_t i = 0; i < n->n_stage_deps; i++) {
 		const struct stage *s = n->stage_deps[i]->stage;
-		if (strlist_has(&n->target->toolchain, s->name))
+		if (strlist_has(&n->toolchain, s->name))
 			for (size_t j = 0; j < s->provides.n; j++)
-				strlist_add(&n->provided, s->provides.v[j]);
+				strlist_take(&n->provided, str_replace_all(s->provides.v[j], "${triple}",
+				                                        n->target->triple));
 	}
 }
 
@@ -301,6 +340,9 @@ static void stage_vars(const struct plan *p, struct node *n)
 	char *cmake = xasprintf("%s/toolchain.cmake", n->base);
 	struct stage_paths paths = {p->dirs.work, sysroot, tools, build, destdir, cmake};
 	toolchain_stage_vars(p->host, n->target, &n->provided, &paths, p->jobs, &n->vars);
+	/* the C library, from the triple: what a recipe shared by musl and glibc targets asks */
+	strlist_add(&n->vars, "libc");
+	strlist_add(&n->vars, strstr(n->target->triple, "-musl") ? "musl" : "glibc");
 	strlist_add(&n->vars, "src");
 	strlist_add(&n->vars, n->stage->sources.n ? n->trees[0]->tree_dir : "");
 	free(sysroot);
@@ -429,7 +471,7 @@ int plan_create(struct plan *p, const struct dirs *dirs, const struct host_llvm 
 		for (size_t j = 0; j < t->toolchain.n + t->stages.n && rc == 0; j++) {
 			const char *name = j < t->toolchain.n ? t->toolchain.v[j]
 			                                      : t->stages.v[j - t->toolchain.n];
-			struct stage *s = recipes_stage(r, name, NULL);
+			struct stage *s = recipes_stage(r, recipes_substitute(t, name), NULL);
 			if (!s || !stage_node(p, r, t, s, &path))
 				rc = -1;
 		}
@@ -516,6 +558,7 @@ void plan_release(struct plan *p)
 		free(n->stage_deps);
 		strlist_release(&n->inputs);
 		strlist_release(&n->provided);
+		strlist_release(&n->toolchain);
 		free(n->why);
 		strlist_release(&n->vars);
 		free(n->base);
@@ -524,6 +567,17 @@ void plan_release(struct plan *p)
 	free(p->nodes);
 	free(p->targets);
 	memset(p, 0, sizeof(*p));
+}
+
+bool plan_superseded(const struct node *n, struct node *const set[], size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		if (set[i] != n && set[i]->target == n->target)
+			for (size_t j = 0; j < set[i]->stage->supersedes.n; j++)
+				if (strcmp(recipes_substitute(n->target, set[i]->stage->supersedes.v[j]),
+				           n->stage->name) == 0)
+					return true;
+	return false;
 }
 
 size_t plan_target_stages(const struct plan *p, const struct target *t, struct node ***out)

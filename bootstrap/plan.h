@@ -76,6 +76,8 @@ struct node {
 	struct node **trees;        /* parallel to stage->sources */
 	struct node **stage_deps;   /* stage->depends, then the target's toolchain stages */
 	size_t n_stage_deps;
+	struct strlist toolchain;   /* the tools stages it is compiled with (see stage_toolchain
+	                               in plan.c); empty: the host clang */
 	struct strlist provided;    /* tools its compilers come from (toolchain.h); empty: host */
 	char *why;                  /* plan: why it must (or may) be built, or NULL */
 	struct strlist vars;        /* name, value pairs for ${...} */
@@ -112,6 +114,9 @@ int plan_remember(const struct plan *p, const struct node *n);
 size_t plan_target_stages(const struct plan *p, const struct target *t, struct node ***out);
 /* The tools stages a target's compilers come from, and their tools dependencies. */
 size_t plan_toolchain_stages(const struct plan *p, const struct target *t, struct node ***out);
+/* Is stage node `n` replaced by another of `set` (its `supersedes`)? Such a node's output is
+ * left out wherever the set is installed together. */
+bool plan_superseded(const struct node *n, struct node *const set[], size_t count);
 /* Expand ${name} in `text` with the node's variables. Returns NULL after an error at `where`. */
 char *plan_expand(const struct node *n, const char *text, const struct location *where);
 /* Print the plan: each stage cached, to build or may rebuild, and why. */

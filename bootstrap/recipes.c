@@ -48,6 +48,7 @@ static void source_free(struct source *s)
 	}
 	free(s->origins);
 	free(s->keyring);
+	free(s->member);
 	strlist_release(&s->extract);
 	strlist_release(&s->exclude);
 	free(s->name);
@@ -65,6 +66,8 @@ static void stage_free(struct stage *s)
 	strlist_release(&s->depends);
 	strlist_release(&s->provides);
 	strlist_release(&s->unsupported);
+	strlist_release(&s->toolchain);
+	strlist_release(&s->supersedes);
 	free(s->name);
 	free(s->path);
 	free(s->description);
@@ -78,6 +81,8 @@ static void target_free(struct target *t)
 	strlist_release(&t->stages);
 	strlist_release(&t->vars);
 	strlist_release(&t->toolchain);
+	strlist_release(&t->stage_toolchain);
+	strlist_release(&t->substitute);
 	free(t->linux_arch);
 	free(t->cpu_family);
 	free(t->cpu);
@@ -269,6 +274,14 @@ const char *recipes_unsupported(const struct stage *s, const struct target *t)
 	return NULL;
 }
 
+const char *recipes_substitute(const struct target *t, const char *name)
+{
+	for (size_t i = 0; i + 1 < t->substitute.n; i += 2)
+		if (strcmp(t->substitute.v[i], name) == 0)
+			return t->substitute.v[i + 1];
+	return name;
+}
+
 bool recipes_is_tool(const char *name)
 {
 	static const char *const tools[] = {"cc", "cxx", "cpp", "ar", "ranlib", "nm", "objcopy",
@@ -286,7 +299,8 @@ bool recipes_reserved_variable(const char *name)
 		"destdir", "sysroot", "tools", "resource_dir", "cc", "cxx", "cpp", "clang", "clangxx",
 		"clang_resource_dir", "clang_version", "llvm_bin", "ar", "ranlib", "nm", "objcopy",
 		"objdump", "strip", "readelf", "ld", "host_cc", "host_cxx", "cmake_toolchain",
-		"cmake_shared", "configure_shared", "linux_arch", "cpu_family", "cpu", "endian", NULL};
+		"cmake_shared", "configure_shared", "linux_arch", "cpu_family", "cpu", "endian", "libc", "qemu",
+		NULL};
 	for (size_t i = 0; engine[i]; i++)
 		if (strcmp(name, engine[i]) == 0)
 			return true;
@@ -312,6 +326,11 @@ static void stage_hash(struct stage *s)
 	hash_list(&d, "sources", &s->sources);
 	hash_list(&d, "depends", &s->depends);
 	hash_list(&d, "provides", &s->provides);
+	/* hashed only when given, so adding these keys left the other recipes' keys alone */
+	if (s->has_toolchain)
+		hash_list(&d, "toolchain", &s->toolchain);
+	if (s->supersedes.n)
+		hash_list(&d, "supersedes", &s->supersedes);
 	digest_update_string(&d, s->exclusive ? "exclusive" : "shared");
 	digest_update_string(&d, s->installs == INSTALLS_TOOLS ? "tools" : "sysroot");
 	char count[32];
@@ -328,7 +347,8 @@ struct source *recipes_source(struct recipes *r, const char *name, const struct 
 		if (strcmp(r->sources[i]->name, name) == 0)
 			return r->sources[i];
 	static const char *const allowed[] = {"name", "version", "description", "origins",
-	                                      "extract", "exclude", "strip", "keyring", NULL};
+	                                      "extract", "exclude", "strip", "keyring", "member",
+	                                      "member-sha256", NULL};
 	static const char *const required[] = {"name", "version", "origins", NULL};
 	struct yamlfile f;
 	if (open_recipe(&f, r, "sources", "source", name, from) < 0) {
@@ -374,6 +394,23 @@ struct source *recipes_source(struct recipes *r, const char *name, const struct 
 		if (!path_exists(s->keyring))
 			yamlfile_error(&f, keyring, "keyring '%s' does not exist", s->keyring);
 	}
+	yaml_node_t *member = yamlfile_get(&f, root, "member");
+	yaml_node_t *member_sha = yamlfile_get(&f, root, "member-sha256");
+	const char *mem = yamlfile_scalar(&f, member, "member");
+	const char *mhex = yamlfile_scalar(&f, member_sha, "member-sha256");
+	if (!!member != !!member_sha)
+		yamlfile_error(&f, member ? member : member_sha, "'member' and 'member-sha256' go "
+		               "together: the archive inside the download, and its pin");
+	if (mem && (mem[0] == '/' || strstr(mem, "..") || !safe_value(mem) || strchr(mem, ' ')))
+		yamlfile_error(&f, member, "member must be a relative path inside the archive (got '%s')",
+		               mem);
+	else if (mem)
+		s->member = xstrdup(mem);
+	if (mhex && !digest_is_valid_hex(mhex))
+		yamlfile_error(&f, member_sha, "member-sha256 must be 64 lowercase hexadecimal digits "
+		               "(got '%s')", mhex);
+	else if (mhex)
+		memcpy(s->member_sha256, mhex, DIGEST_HEX_LEN + 1);
 	for (size_t i = 0; i < s->n_origins; i++) {
 		const struct origin *o = &s->origins[i];
 		struct location w = o->where;
@@ -402,7 +439,7 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 			return r->stages[i];
 	static const char *const allowed[] = {"name", "description", "sources", "depends",
 	                                      "steps", "exclusive", "installs", "provides",
-	                                      "unsupported", NULL};
+	                                      "unsupported", "toolchain", "supersedes", NULL};
 	static const char *const required[] = {"name", "steps", NULL};
 	struct yamlfile f;
 	if (open_recipe(&f, r, "stages", "stage", name, from) < 0) {
@@ -436,10 +473,15 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 		if (!recipes_is_tool(s->provides.v[i]))
 			yamlfile_error(&f, provides, "unknown tool '%s' (tools: %s)", s->provides.v[i],
 			               TOOL_NAMES);
-		const char *rel = s->provides.v[i + 1];
-		if (rel[0] == '/' || strstr(rel, "..") || !safe_value(rel))
+		/* ${triple} is the one variable a path may hold (GCC names its drivers by it) */
+		char *rel = xstrdup(s->provides.v[i + 1]);
+		for (char *v; (v = strstr(rel, "${triple}"));)
+			memmove(v, v + 9, strlen(v + 9) + 1);
+		bool bad = rel[0] == '/' || strstr(rel, "..") || !safe_value(rel);
+		free(rel);
+		if (bad)
 			yamlfile_error(&f, provides, "tool '%s' must be a path inside the stage's prefix "
-			               "(got '%s')", s->provides.v[i], rel);
+			               "(got '%s')", s->provides.v[i], s->provides.v[i + 1]);
 	}
 	yaml_node_t *unsupported = yamlfile_get(&f, root, "unsupported");
 	yamlfile_string_map(&f, unsupported, "unsupported", &s->unsupported);
@@ -451,8 +493,15 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 			               "triple, like s390x)", s->unsupported.v[i]);
 	yaml_node_t *sources = yamlfile_get(&f, root, "sources");
 	yaml_node_t *depends = yamlfile_get(&f, root, "depends");
+	yaml_node_t *toolchain = yamlfile_get(&f, root, "toolchain");
 	yamlfile_strings(&f, sources, "sources", &s->sources);
 	yamlfile_strings(&f, depends, "depends", &s->depends);
+	yamlfile_strings(&f, toolchain, "toolchain", &s->toolchain);
+	s->has_toolchain = toolchain != NULL;
+	if (toolchain && s->installs == INSTALLS_TOOLS)
+		yamlfile_error(&f, toolchain, "a tools stage is built with the host clang; "
+		               "'toolchain' is for sysroot stages");
+	yamlfile_strings(&f, yamlfile_get(&f, root, "supersedes"), "supersedes", &s->supersedes);
 	yaml_node_t **items;
 	size_t n;
 	if (yamlfile_sequence(&f, yamlfile_get(&f, root, "steps"), "steps", &items, &n) == 0) {
@@ -487,6 +536,16 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 	for (size_t i = 0; i < s->depends.n; i++)
 		if (!recipes_stage(r, s->depends.v[i], &dep_mention))
 			return NULL;
+	for (size_t i = 0; i < s->toolchain.n; i++) {
+		struct stage *tc = recipes_stage(r, s->toolchain.v[i], &dep_mention);
+		if (!tc)
+			return NULL;
+		if (tc->installs != INSTALLS_TOOLS) {
+			location_error(&dep_mention, "toolchain stage '%s' must say 'installs: tools'",
+			               tc->name);
+			return NULL;
+		}
+	}
 	return s;
 }
 
@@ -497,7 +556,8 @@ struct target *recipes_target(struct recipes *r, const char *name)
 			return r->targets[i];
 	static const char *const allowed[] = {"description", "triple", "qemu", "cflags", "stages",
 	                                      "vars", "toolchain", "linux_arch", "cpu_family", "cpu",
-	                                      "endian", "static", NULL};
+	                                      "endian", "static", "stage_toolchain", "substitute",
+	                                      NULL};
 	static const char *const required[] = {"triple", "qemu", "stages", NULL};
 	struct yamlfile f;
 	if (open_recipe(&f, r, "targets", "target", name, NULL) < 0) {
@@ -525,6 +585,10 @@ struct target *recipes_target(struct recipes *r, const char *name)
 			               "(allowed: letters, digits and -_=.,/+:@%%)", t->cflags.v[i]);
 	yaml_node_t *toolchain = yamlfile_get(&f, root, "toolchain");
 	yamlfile_strings(&f, toolchain, "toolchain", &t->toolchain);
+	yaml_node_t *stage_toolchain = yamlfile_get(&f, root, "stage_toolchain");
+	yamlfile_string_map(&f, stage_toolchain, "stage_toolchain", &t->stage_toolchain);
+	yaml_node_t *substitute = yamlfile_get(&f, root, "substitute");
+	yamlfile_string_map(&f, substitute, "substitute", &t->substitute);
 	/* Architecture facts: cpu and cpu_family default to the triple's first part. */
 	char *arch = t->triple ? xstrndup(t->triple, strcspn(t->triple, "-")) : xstrdup("unknown");
 	t->linux_arch = yamlfile_get(&f, root, "linux_arch") ? scalar_copy(&f, root, "linux_arch") : NULL;
@@ -576,12 +640,31 @@ struct target *recipes_target(struct recipes *r, const char *name)
 		return NULL;
 	}
 	struct location mention = location_of(&f, t->path, stages);
+	struct location sub_mention = substitute ? location_of(&f, t->path, substitute) : mention;
+	struct location tc_mention = stage_toolchain ? location_of(&f, t->path, stage_toolchain)
+	                                             : mention;
 	yamlfile_release(&f);
 	r->targets = xrealloc(r->targets, (r->n_targets + 1) * sizeof(*r->targets));
 	r->targets[r->n_targets++] = t;
 	for (size_t i = 0; i < t->stages.n; i++)
-		if (!recipes_stage(r, t->stages.v[i], &mention))
+		if (!recipes_stage(r, recipes_substitute(t, t->stages.v[i]), &mention))
 			return NULL;
+	for (size_t i = 0; i + 1 < t->substitute.n; i += 2)
+		if (!recipes_stage(r, t->substitute.v[i + 1], &sub_mention))
+			return NULL;
+	for (size_t i = 0; i + 1 < t->stage_toolchain.n; i += 2) {
+		const char *tc = t->stage_toolchain.v[i + 1];
+		if (strcmp(tc, "host") == 0)
+			continue;
+		struct stage *s = recipes_stage(r, tc, &tc_mention);
+		if (!s)
+			return NULL;
+		if (s->installs != INSTALLS_TOOLS) {
+			location_error(&tc_mention, "toolchain stage '%s' must say 'installs: tools' "
+			               "(or say 'host' for the host clang)", s->name);
+			return NULL;
+		}
+	}
 	for (size_t i = 0; i < t->toolchain.n; i++) {
 		struct stage *s = recipes_stage(r, t->toolchain.v[i], &mention);
 		if (!s)

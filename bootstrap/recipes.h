@@ -47,6 +47,9 @@ struct source {
 	struct strlist exclude;     /* path patterns never extracted */
 	int strip;                  /* leading path components removed (default 1) */
 	char *keyring;              /* absolute path of the pinned keyring, or NULL */
+	char *member;               /* the archive to extract is this member of the downloaded
+	                               one (Debian's gcc orig tarball holds upstream's); or NULL */
+	char member_sha256[DIGEST_HEX_LEN + 1];   /* its pin, checked before it is used */
 };
 
 struct step {
@@ -78,6 +81,11 @@ struct stage {
 	struct strlist unsupported; /* architecture, reason, ...: the triples' first parts this
 	                               stage cannot be built for, said at plan time */
 	struct location unsupported_where;
+	bool has_toolchain;         /* `toolchain:` given: it overrides the target's toolchain */
+	struct strlist toolchain;   /* tools stages whose compilers build this stage; empty with
+	                               has_toolchain: the host clang */
+	struct strlist supersedes;  /* stages whose output this one replaces wherever both would
+	                               be installed (glibc's full headers over its bootstrap ones) */
 	char recipe_hash[DIGEST_HEX_LEN + 1];   /* of the parsed recipe: comments and layout do
 	                                           not change it, every field that matters does */
 };
@@ -92,6 +100,10 @@ struct target {
 	struct strlist stages;      /* wanted stages; their dependencies are added */
 	struct strlist vars;        /* extra recipe variables: name, value, name, value, ... */
 	struct strlist toolchain;   /* tools stages that provide the compilers; empty: host clang */
+	struct strlist stage_toolchain;   /* stage, tools stage or "host", ...: the compilers of
+	                                     one stage, over the stage's and the target's choice */
+	struct strlist substitute;  /* stage, replacement, ...: wherever the graph names the first,
+	                               this target uses the second (a combination is a target) */
 	/* architecture facts, used by stages (${linux_arch}) and the generated build files */
 	char *linux_arch;           /* the kernel's ARCH for headers_install */
 	char *cpu_family;           /* Meson's cpu_family */
@@ -122,6 +134,8 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 struct source *recipes_source(struct recipes *r, const char *name, const struct location *from);
 /* Why stage `s` cannot be built for `t` (a reason from its `unsupported` map), or NULL. */
 const char *recipes_unsupported(const struct stage *s, const struct target *t);
+/* The stage this target uses where a recipe names `name` (its `substitute` map). */
+const char *recipes_substitute(const struct target *t, const char *name);
 /* Is `name` a tool a toolchain stage can provide (cc, cxx, ar, ...)? */
 bool recipes_is_tool(const char *name);
 /* Is `name` a variable the engine sets (a target may not override it)? */

@@ -46,7 +46,8 @@ static int install_union(const struct plan *p, struct node **stages, size_t n, b
 	struct cache_union u = {0};
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++)
-		if ((stages[i]->stage->installs == INSTALLS_TOOLS) == tools)
+		if ((stages[i]->stage->installs == INSTALLS_TOOLS) == tools &&
+		    !plan_superseded(stages[i], stages, n))
 			rc = cache_union_add(&u, p->dirs.stage_cache, stages[i]->key, stages[i]->label);
 	if (rc == 0 && u.n)
 		rc = mkdir_p(dest, 0755) == 0 ? cache_union_install(&u, dest) : -1;
@@ -73,7 +74,8 @@ int sysroot_assemble(const struct plan *p, const struct target *t)
 		digest_update_string(&d, tools[i]->output);
 		if (strlist_has(&t->toolchain, tools[i]->stage->name))
 			for (size_t j = 0; j < tools[i]->stage->provides.n; j++)
-				strlist_add(&provided, tools[i]->stage->provides.v[j]);
+				strlist_take(&provided, str_replace_all(tools[i]->stage->provides.v[j],
+				                                        "${triple}", t->triple));
 	}
 	char stamp[DIGEST_HEX_LEN + 1];
 	digest_final(&d, stamp);

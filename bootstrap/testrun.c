@@ -90,6 +90,39 @@ static int compile(const char *driver, const char *src, const char *out, const s
 }
 
 /* Build and run one test with one link mode; returns 1 pass, 0 fail. */
+/* A dynamic program must ask for a loader the sysroot has: otherwise qemu -L would quietly
+ * take the host's file of that name, or none. Returns -1 with the reason in `log`. */
+static int check_interpreter(const struct target *t, const char *exe, const char *sysroot,
+                             struct buf *log)
+{
+	struct strlist argv = {0};
+	strlist_take(&argv, xasprintf("%s/bin/%s-readelf", sysroot, t->name));
+	strlist_add(&argv, "--program-headers");
+	strlist_add(&argv, exe);
+	struct buf out = {0};
+	int status = run_logged(&argv, &out);
+	strlist_release(&argv);
+	const char *at = out.s ? strstr(out.s, "[Requesting program interpreter: ") : NULL;
+	int rc = 0;
+	if (status != 0 || !out.s) {
+		buf_printf(log, "readelf --program-headers %s failed\n%s", exe, out.s ? out.s : "");
+		rc = -1;
+	} else if (at) {
+		at += strlen("[Requesting program interpreter: ");
+		char *interp = xstrndup(at, strcspn(at, "]"));
+		char *inside = path_join(sysroot, interp);
+		if (!path_exists(inside)) {
+			buf_printf(log, "%s asks for %s, which the sysroot does not have (%s)\n", exe,
+			           interp, inside);
+			rc = -1;
+		}
+		free(interp);
+		free(inside);
+	}
+	buf_release(&out);
+	return rc;
+}
+
 static int run_one(const struct dirs *dirs, const struct target *t, const char *sysroot,
                    const struct test *test, const char *link, const char *outdir)
 {
@@ -128,12 +161,20 @@ static int run_one(const struct dirs *dirs, const struct target *t, const char *
 		       run_describe(status, how), log.s ? log.s : "");
 		goto out;
 	}
+	if (!is_static && check_interpreter(t, exe, sysroot, &log) < 0) {
+		printf("FAIL %-28s %-8s wrong program interpreter:\n%s", test->name, link, log.s);
+		goto out;
+	}
 	struct strlist argv = {0};
+	char *real = realpath(sysroot, NULL);
 	strlist_add(&argv, "timeout");
 	strlist_add(&argv, "120");
 	strlist_add(&argv, t->qemu);
 	strlist_add(&argv, "-L");
 	strlist_add(&argv, sysroot);
+	strlist_add(&argv, "-E");   /* for host_isolation.c */
+	strlist_take(&argv, xasprintf("CROSSROOT_SYSROOT=%s", real ? real : sysroot));
+	free(real);
 	strlist_add(&argv, exe);
 	struct buf out = {0};
 	status = run_logged(&argv, &out);

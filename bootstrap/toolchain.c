@@ -252,6 +252,7 @@ void toolchain_stage_vars(const struct host_llvm *h, const struct target *t,
 	set_var(vars, "cpu_family", t->cpu_family);
 	set_var(vars, "cpu", t->cpu);
 	set_var(vars, "endian", t->endian);
+	set_var(vars, "qemu", t->qemu);   /* runs a target program in a step (ldconfig) */
 	set_var(vars, "cmake_shared", t->static_only ? "OFF" : "ON");
 	set_var(vars, "configure_shared", t->static_only ? "--disable-shared" : "--enable-shared");
 
@@ -385,10 +386,15 @@ static char *clang_config(const struct host_llvm *h, const struct target *t, con
 {
 	char *builtins = xasprintf("usr/lib/clang/%s/lib/%s/libclang_rt.builtins.a",
 	                           h->clang_version, t->triple);
-	bool compiler_rt = has(root, builtins);
-	bool libgcc = !compiler_rt && (has(root, "usr/lib/libgcc.a") || has(root, "lib/libgcc_s.so.1"));
 	bool libcxx = has(root, "usr/lib/libc++.a") || has(root, "usr/lib/libc++.so");
 	bool libstdcxx = !libcxx && (has(root, "usr/lib/libstdc++.a") || has(root, "usr/lib/libstdc++.so"));
+	/* GCC's runtime: libgcc_s, or a GCC installation (usr/lib/gcc/<triple>/<version>, where
+	 * clang finds crtbegin.o and libgcc.a by itself). libstdc++ unwinds with libgcc's
+	 * unwinder, so a sysroot with both runtimes (musl built with compiler-rt, then GCC's
+	 * libraries: the Alpine combination) uses libgcc with libstdc++. */
+	bool gcc_runtime = has(root, "usr/lib/libgcc_s.so.1") || has(root, "usr/lib/gcc");
+	bool compiler_rt = has(root, builtins) && !(gcc_runtime && libstdcxx);
+	bool libgcc = !compiler_rt && gcc_runtime;
 	bool libunwind = has(root, "usr/lib/libunwind.a") || has(root, "usr/lib/libunwind.so");
 	bool atomic = has(root, "usr/lib/libatomic.a") || has(root, "usr/lib/libatomic.so");
 	free(builtins);

@@ -545,3 +545,14 @@ size_t edit_distance(const char *a, const char *b)
 	free(row);
 	return d;
 }
+
+char *str_replace_all(const char *text, const char *what, const char *with)
+{
+	struct buf out = {0};
+	for (const char *at; (at = strstr(text, what)); text = at + strlen(what)) {
+		buf_add(&out, text, (size_t)(at - text));
+		buf_puts(&out, with);
+	}
+	buf_puts(&out, text);
+	return buf_detach(&out);
+}
