@@ -315,16 +315,45 @@ static pid_t start_stage(struct run *r, struct node *n)
 
 /* ---- scheduler callbacks ---- */
 
+/* Another stage instance of this run with the same key (targets that share a stage): the
+ * one running or built, or NULL. */
+static struct node *twin_of(const struct plan *p, const struct node *n, bool running)
+{
+	for (size_t i = 0; i < p->n_nodes; i++) {
+		struct node *o = p->nodes[i];
+		if (o != n && o->kind == NODE_STAGE && strcmp(o->key, n->key) == 0 &&
+		    (running ? o->state == NODE_RUNNING : o->state == NODE_DONE))
+			return o;
+	}
+	return NULL;
+}
+
 static int prepare(void *ctx, struct node *n)
 {
 	struct run *r = ctx;
-	if (n->kind != NODE_STAGE || n->state != NODE_PENDING)
+	if (n->kind != NODE_STAGE)
 		return 0;
-	if (plan_resolve(r->p, n) < 0)
-		return -1;
-	if (n->state == NODE_CACHED) {
-		info("cached  %s: its dependencies' output did not change", n->label);
-		return 1;
+	if (n->state == NODE_PENDING) {
+		if (plan_resolve(r->p, n) < 0)
+			return -1;
+		if (n->state == NODE_CACHED) {
+			info("cached  %s: its dependencies' output did not change", n->label);
+			return 1;
+		}
+	}
+	/* A stage two targets share is built once: the second waits, then takes the result */
+	if (twin_of(r->p, n, true))
+		return SCHED_LATER;
+	const struct node *built = twin_of(r->p, n, false);
+	if (built) {
+		int found = cache_lookup(r->p->dirs.stage_cache, n->key, r->p->verify, n->output);
+		if (found < 0)
+			return -1;
+		if (found) {
+			n->state = NODE_CACHED;
+			info("cached  %s: built for %s in this run", n->label, built->target->name);
+			return 1;
+		}
 	}
 	return 0;
 }

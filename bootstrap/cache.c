@@ -107,7 +107,10 @@ static int walk_tree(struct walk *w, const char *root, const char *rel)
 		} else if (S_ISREG(st.st_mode)) {
 			unsigned mode = st.st_mode & 07777;
 			if (w->normalise) {
-				mode = (mode & 0755) | 0400;
+				/* What a check reads back from the read-only file: a hard link's other
+				 * name, already made read-only (binutils installs ld.bfd twice), must give
+				 * the same mode as the first */
+				mode = (mode & 0555) | 0600;
 				/* read-only in the cache: a result is never written after publishing */
 				if (chmod(full, mode & 0555) < 0) {
 					error("cannot change the mode of '%s':", full);

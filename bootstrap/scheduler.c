@@ -39,6 +39,7 @@ struct job {
 	pid_t pid;
 	bool holds_token;
 	bool started;
+	bool later;                 /* asked to wait for another node (see SCHED_LATER) */
 };
 
 struct sched {
@@ -98,6 +99,8 @@ static void finish(struct sched *s, struct node *n, bool ok)
 		n->state = NODE_DONE;
 	for (size_t i = 0; i < n->n_users; i++)
 		n->users[i]->blocked--;
+	for (size_t i = 0; i < s->p->n_nodes; i++)
+		s->jobs[i].later = false;   /* what waited for this node is asked again */
 	rank_nodes(s);   /* what just finished may have taught the estimates something */
 }
 
@@ -107,7 +110,7 @@ static struct node *next_ready(struct sched *s)
 	struct node *best = NULL;
 	for (size_t i = 0; i < s->p->n_nodes; i++) {
 		struct node *n = s->p->nodes[i];
-		if (!to_do(n) || n->blocked || s->jobs[i].started)
+		if (!to_do(n) || n->blocked || s->jobs[i].started || s->jobs[i].later)
 			continue;
 		if (!best || s->rank[i] > s->rank[best->index])
 			best = n;
@@ -125,6 +128,10 @@ static bool start_ready(struct sched *s, bool keep_going)
 		if (!n)
 			return false;
 		int prepared = s->ops->prepare(s->ops->ctx, n);
+		if (prepared == SCHED_LATER) {
+			s->jobs[n->index].later = true;
+			continue;
+		}
 		if (prepared != 0) {   /* cached after all, or failed: no job needed */
 			finish(s, n, prepared > 0);
 			continue;

@@ -16,11 +16,14 @@
 #include "plan.h"
 #include "run.h"
 
+enum { SCHED_LATER = 2 };
+
 struct sched_ops {
 	void *ctx;
 	/* Called when a node's dependencies are all finished, before it takes a job token:
 	 * 1 if it needs no work after all (its result turned out to be cached), 0 to run it,
-	 * -1 if it failed. */
+	 * -1 if it failed, SCHED_LATER if it must wait for another node to finish first (it is
+	 * asked again after the next node finishes). */
 	int (*prepare)(void *ctx, struct node *n);
 	/* Start the node: the pid of its first child, or -1 after error(). */
 	pid_t (*start)(void *ctx, struct node *n);

@@ -256,19 +256,25 @@ static int run_test_child(void *arg)
 /* The runtime pieces a sysroot holds, by the files that make them. */
 static char *sysroot_pieces(const char *sysroot, const struct target *t)
 {
+	/* musl has no header of its own name: a C library that is not glibc */
 	static const char *const pieces[][2] = {
 		{"headers", "usr/include/linux/version.h"}, {"builtins", NULL},
-		{"libatomic", "usr/lib/libatomic.a"}, {"musl", "usr/lib/libc.a"},
+		{"libgcc", "usr/lib/gcc/*/*/libgcc.a"}, {"libatomic", "usr/lib/libatomic.a"},
+		{"glibc", "usr/include/gnu/libc-version.h"}, {"musl", "lib/ld-musl-*"},
 		{"libunwind", "usr/lib/libunwind.a"}, {"libc++abi", "usr/lib/libc++abi.a"},
-		{"libc++", "usr/lib/libc++.a"},
+		{"libc++", "usr/lib/libc++.a"}, {"libstdc++", "usr/lib/libstdc++.a"},
 	};
+	char *static_musl = xasprintf("%s/usr/include/bits/alltypes.h", sysroot);
+	bool musl_headers = path_exists(static_musl);
+	free(static_musl);
 	struct buf b = {0};
 	for (size_t i = 0; i < sizeof(pieces) / sizeof(pieces[0]); i++) {
 		char *path = pieces[i][1] ? path_join(sysroot, pieces[i][1])
 		                          : xasprintf("%s/usr/lib/clang/*/lib/%s/libclang_rt.builtins.a",
 		                                      sysroot, t->triple);
 		glob_t g;
-		if (glob(path, GLOB_NOSORT, NULL, &g) == 0)
+		bool musl = strcmp(pieces[i][0], "musl") == 0;
+		if (glob(path, GLOB_NOSORT, NULL, &g) == 0 || (musl && musl_headers && t->static_only))
 			buf_printf(&b, "%s%s", b.len ? " " : "", pieces[i][0]);
 		globfree(&g);
 		free(path);
@@ -353,8 +359,10 @@ int testrun_target(const struct dirs *dirs, const struct target *t, int jobs,
 	if (mkdir_p(outdir, 0755) < 0)
 		goto out;
 	char *libcxx = path_join(sysroot, "usr/lib/libc++.a");
-	bool has_cxx = path_exists(libcxx);
+	char *libstdcxx = path_join(sysroot, "usr/lib/libstdc++.a");
+	bool has_cxx = path_exists(libcxx) || path_exists(libstdcxx);
 	free(libcxx);
+	free(libstdcxx);
 	struct strlist names = {0};
 	list_dir(dir, &names);
 	info("testing %s: programs of %s under %s, %d at a time", t->name, dir, t->qemu, jobs);

@@ -119,4 +119,13 @@ cp "$P/targets/gnu.yaml" "$P/targets/gnu2.yaml"
 run $C build gnu2
 check "a target with the same machine and stages builds nothing" 0 "sysroot gnu2"
 assert "nothing was built for gnu2" sh -c "! grep -q '^build ' '$T/out'"
+
+# two targets that share stages, built in one run: each shared stage is built once
+for name in tw1 tw2; do
+	sed 's/^stages:/cflags: [-O1]\nstages:/' "$P/targets/gnu.yaml" >"$P/targets/$name.yaml"
+done
+run $C build tw1 tw2
+check "two targets sharing stages build in one run" 0 "sysroot tw1" "sysroot tw2"
+assert "the shared libc was built once" test "$(grep -c '^build   libc (tw' "$T/out")" = 1
+assert "the other target took it from the cache" grep -q "cached  libc (tw[12]): built for tw[12] in this run" "$T/out"
 finish

@@ -8,6 +8,14 @@
 #include <string.h>
 #include <sys/auxv.h>
 
+/* the C library's dynamic loader: glibc's /lib/ld-linux-<arch>.so.<n>, else musl's
+ * /lib/ld-musl-<arch>.so.1 (musl defines no macro of its own) */
+#ifdef __GLIBC__
+#define LOADER "/lib/ld-linux-"
+#else
+#define LOADER "/lib/ld-musl-"
+#endif
+
 static int objects;
 static int ldso_loaded;
 static char interp[256];
@@ -22,16 +30,17 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data)
 			if (info->dlpi_phdr[i].p_type == PT_INTERP)
 				snprintf(interp, sizeof interp, "%s",
 				         (const char *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr));
-	} else if (info->dlpi_name && strstr(info->dlpi_name, "ld-musl-")) {
+	} else if (info->dlpi_name && strstr(info->dlpi_name, &LOADER[5])) {
 		ldso_loaded = 1;
 	}
 	return 0;
 }
 
-static int ends_with(const char *s, const char *suffix)
+static int is_loader(const char *path)
 {
-	size_t n = strlen(s), m = strlen(suffix);
-	return n >= m && strcmp(s + n - m, suffix) == 0;
+	const char *so = strstr(path, ".so.");
+	return strncmp(path, LOADER, strlen(LOADER)) == 0 && so && so[4] >= '1' && so[4] <= '9' &&
+	       so[5] == '\0';
 }
 
 static void report_link_mode(void)
@@ -39,15 +48,13 @@ static void report_link_mode(void)
 	dl_iterate_phdr(visit, NULL);
 	if (interp[0])
 		printf("PT_INTERP: present, %s\n",
-		       strncmp(interp, "/lib/ld-musl-", 13) == 0 && ends_with(interp, ".so.1")
-		               ? "/lib/ld-musl-*.so.1"
-		               : "NOT THE MUSL LOADER");
+		       is_loader(interp) ? "the C library's loader" : "NOT THE C LIBRARY'S LOADER");
 	else
 		printf("PT_INTERP: none\n");
 	printf("AT_BASE (interpreter load address): %s\n", getauxval(AT_BASE) ? "set" : "zero");
 	if (objects == 1)
 		printf("loaded objects: 1\n");
 	else
-		printf("loaded objects: 2 or more, musl loader %s\n", ldso_loaded ? "among them" : "MISSING");
+		printf("loaded objects: 2 or more, the loader %s\n", ldso_loaded ? "among them" : "MISSING");
 	printf("linked: %s\n", interp[0] ? "dynamic" : "static");
 }

@@ -1,0 +1,57 @@
+#!/bin/sh
+# make check-gnu: the GNU half of the runtime matrix built and tested for real - glibc, libgcc,
+# libstdc++ and GNU libatomic (binutils 2.40, GCC 12.2.0, glibc 2.36), and the two mixed
+# combinations. Cold, about 40 minutes on 2 cores (GCC's compiler is built once per target
+# triple: aarch64 glibc, armv7 glibc, aarch64 musl); results stay in the project's work/ and
+# stage cache, so a second run takes seconds.
+. "$(dirname "$0")/../lib/common.sh"
+cd "$ROOT" || exit 1
+C="$CROSSROOT"
+TARGETS="aarch64-linux-gnu armv7-rpi2-linux-gnueabihf aarch64-linux-musl-libstdcxx aarch64-linux-gnu-libcxx"
+
+start=$(date +%s)
+run $C build $TARGETS
+cat "$T/out"
+check "crossroot build (the four GNU targets)" 0
+echo "build took $(( $(date +%s) - start )) s"
+run $C test $TARGETS
+cat "$T/out"
+check "crossroot test (the four GNU targets)" 0
+assert "no test failed" sh -c "! grep -q '^FAIL' $T/out"
+
+printf '#include <stdio.h>\nint main(void){puts("hello");return 0;}\n' >"$T/hello.c"
+printf '#include <iostream>\n#include <stdexcept>\nint main(){try{throw std::runtime_error("thrown");}catch(const std::exception &e){std::cout << "hello c++ " << e.what() << std::endl;}}\n' >"$T/hello.cpp"
+
+# target  interpreter  qemu  C++ libraries it must need  libraries it must not need
+while read -r target interp qemu needs needs_not; do
+	S=$ROOT/sysroots/$target
+	"$S/bin/$target-clang" "$T/hello.c" -o "$T/$target-c" &&
+	"$S/bin/$target-clang++" "$T/hello.cpp" -o "$T/$target-cxx" &&
+	"$S/bin/$target-clang++" -static "$T/hello.cpp" -o "$T/$target-cxx-static"
+	run "$S/bin/$target-readelf" -l -d "$T/$target-cxx"
+	check "$target: C++ program asks for $interp" 0 "[Requesting program interpreter: $interp]"
+	for lib in $(echo "$needs" | tr , ' '); do
+		check "$target: C++ program needs $lib" 0 "[$lib]"
+	done
+	for lib in $(echo "$needs_not" | tr , ' '); do
+		assert "$target: C++ program does not need $lib" sh -c "! grep -qF '[$lib' $T/out"
+	done
+	assert "$target: the loader is the sysroot's own" test -e "$S$interp"
+	run $qemu -L "$S" "$T/$target-cxx"
+	check "$target: dynamic C++ runs (exception caught)" 0 "hello c++ thrown"
+	run $qemu "$T/$target-cxx-static"
+	check "$target: static C++ runs without the sysroot" 0 "hello c++ thrown"
+	assert "$target: GCC and binutils are not in the sysroot" sh -c "! ls $S/bin | grep -Eq -- '-(gcc|g\+\+|as|ld\.bfd)\$' && test ! -e $S/toolchain"
+done <<'EOT'
+aarch64-linux-gnu /lib/ld-linux-aarch64.so.1 qemu-aarch64-static libstdc++.so.6,libc.so.6 libc++
+armv7-rpi2-linux-gnueabihf /lib/ld-linux-armhf.so.3 qemu-arm-static libstdc++.so.6,libc.so.6 libc++
+aarch64-linux-musl-libstdcxx /lib/ld-musl-aarch64.so.1 qemu-aarch64-static libstdc++.so.6,libc.so libc++,libc.so.6
+aarch64-linux-gnu-libcxx /lib/ld-linux-aarch64.so.1 qemu-aarch64-static libc++.so.1,libc.so.6 libstdc++,libgcc_s
+EOT
+for target in aarch64-linux-gnu armv7-rpi2-linux-gnueabihf; do
+	assert "$target: the sysroot has its own ld.so.cache" test -s "$ROOT/sysroots/$target/etc/ld.so.cache"
+	assert "$target: clang is told libgcc and libstdc++" sh -c "grep -qx -- '--rtlib=libgcc' $ROOT/sysroots/$target/bin/$target.cfg && grep -qx -- '-stdlib=libstdc++' $ROOT/sysroots/$target/bin/$target.cfg"
+done
+run "$ROOT/sysroots/armv7-rpi2-linux-gnueabihf/bin/armv7-rpi2-linux-gnueabihf-readelf" -A "$ROOT/sysroots/armv7-rpi2-linux-gnueabihf/usr/lib/libstdc++.so.6"
+check "armv7: libstdc++ is built for the Pi 2 (VFPv4, hard float)" 0 "Tag_FP_arch: VFPv4" "Tag_ABI_VFP_args: VFP registers"
+finish
