@@ -646,11 +646,11 @@ struct target *recipes_target(struct recipes *r, const char *name)
 	yamlfile_release(&f);
 	r->targets = xrealloc(r->targets, (r->n_targets + 1) * sizeof(*r->targets));
 	r->targets[r->n_targets++] = t;
-	for (size_t i = 0; i < t->stages.n; i++)
-		if (!recipes_stage(r, recipes_substitute(t, t->stages.v[i]), &mention))
-			return NULL;
 	for (size_t i = 0; i + 1 < t->substitute.n; i += 2)
 		if (!recipes_stage(r, t->substitute.v[i + 1], &sub_mention))
+			return NULL;
+	for (size_t i = 0; i < t->stages.n; i++)
+		if (!recipes_stage(r, recipes_substitute(t, t->stages.v[i]), &mention))
 			return NULL;
 	for (size_t i = 0; i + 1 < t->stage_toolchain.n; i += 2) {
 		const char *tc = t->stage_toolchain.v[i + 1];

@@ -80,4 +80,40 @@ run $CROSSROOT frobnicate x
 check "unknown command" 2 "unknown command 'frobnicate'"
 run $CROSSROOT build --jobs zero x
 check "bad --jobs" 2 "--jobs needs a number"
+# the GNU runtimes' keys, misused
+cat >"$P/sources/half.yaml" <<'EOT'
+name: half
+version: "1"
+origins:
+  - url: http://127.0.0.1:9/half.tar.gz
+    sha256: 0000000000000000000000000000000000000000000000000000000000000000
+member: inner/half.tar.xz
+EOT
+cat >"$P/stages/usehalf.yaml" <<'EOT'
+name: usehalf
+sources: [half]
+steps: [true]
+EOT
+printf 'triple: aarch64-unknown-linux-gnu\nqemu: q\nstages: [usehalf]\n' >"$P/targets/half.yaml"
+run $C plan half
+check "a member without its pin" 2 "$P/sources/half.yaml:6:9: 'member' and 'member-sha256' go together"
+
+cat >"$P/stages/tooltc.yaml" <<'EOT'
+name: tooltc
+installs: tools
+toolchain: [second]
+steps: [true]
+EOT
+printf 'triple: aarch64-unknown-linux-gnu\nqemu: q\nstages: [tooltc]\n' >"$P/targets/tooltc.yaml"
+run $C plan tooltc
+check "a tools stage cannot name a toolchain" 2 "$P/stages/tooltc.yaml:3:12: a tools stage is built with the host clang"
+
+printf 'triple: aarch64-unknown-linux-gnu\nqemu: q\nstages: [second]\nstage_toolchain: {second: second}\n' >"$P/targets/stc.yaml"
+run $C plan stc
+check "stage_toolchain must name a tools stage" 2 "toolchain stage 'second' must say 'installs: tools' (or say 'host' for the host clang)" "$P/targets/stc.yaml:4:18"
+
+printf 'triple: aarch64-unknown-linux-gnu\nqemu: q\nstages: [second]\nsubstitute: {second: nosuch}\n' >"$P/targets/subst.yaml"
+run $C plan subst
+check "a substitute that does not exist" 2 "nosuch" "$P/targets/subst.yaml:4:13"
+
 finish
