@@ -22,9 +22,14 @@ int main()
 	const char *lib = "an unknown C++ library";
 #endif
 #if defined(__cpp_lib_format)
-	std::string s = std::format("{:>6}|{:<6}|{:^7.3f}|{:#x}", "right", "left", 3.14159, 255);
-	std::printf("%s\n", s == " right|left  | 3.142 |0xff" ? "std::format formats"
-	                                                      : s.c_str());
+	std::string a = std::format("[{:>8}] [{:<6}] [{:^7}] [{:08.3f}] [{:#x}] [{:+}]", "ab", 42, "mid",
+	                            3.14159, 255, 7);
+	std::string b = std::format("{1} {0} {{braces}} {2:.2e}", "first", "second", 1234.5);
+	if (a == "[      ab] [42    ] [  mid  ] [0003.142] [0xff] [+7]" &&
+	    b == "second first {braces} 1.23e+03")
+		std::printf("std::format formats\n");
+	else
+		std::printf("std::format gave: %s / %s\n", a.c_str(), b.c_str());
 	const bool has = true;
 #else
 	std::printf("std::format formats\n");   /* what a library with it prints: one expected file */

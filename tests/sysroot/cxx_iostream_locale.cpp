@@ -1,8 +1,7 @@
 // flags: -std=c++20
 /* cxx_iostream_locale: iostream manipulators, std::string, stringstream parsing, the classic
- * locale and its facets, a custom numpunct facet, std::format and std::to_chars. */
+ * locale and its facets, a custom numpunct facet and std::to_chars (std::format: cxx_format.cpp). */
 #include <charconv>
-#include <format>
 #include <iomanip>
 #include <iostream>
 #include <locale>
@@ -68,11 +67,6 @@ int main()
 	long g = 0;
 	grouped >> g;
 	std::cout << "parse grouped: " << g << "\n";
-
-	std::cout << std::format("format: [{:>8}] [{:<6}] [{:^7}] [{:08.3f}] [{:#x}] [{:+}]", "ab", 42, "mid",
-	                         3.14159, 255, 7)
-	          << "\n";
-	std::cout << std::format("format: {1} {0} {{braces}} {2:.2e}", "first", "second", 1234.5) << "\n";
 
 	std::cout << "to_chars: " << shortest(0.1) << " " << shortest(1.0 / 3) << " " << shortest(1e21) << " "
 	          << shortest(123.456) << " " << shortest(-0.0) << " " << shortest(5e-324) << "\n";
