@@ -13,7 +13,7 @@
 #include "cache.h"
 #include "util.h"
 
-#define SYSROOT_FORMAT "3"   /* bump when the generated files change */
+#define SYSROOT_FORMAT "4"   /* bump when the generated files change */
 #define STAMP_NAME ".crossroot-stamp"
 
 /* ".<target>.new.<pid>" and ".<target>.old.<pid>" of runs that were killed. */

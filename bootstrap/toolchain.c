@@ -490,12 +490,17 @@ int toolchain_write_files(const struct host_llvm *h, const struct target *t,
 			"set(CMAKE_AR \"${CROSSROOT_SYSROOT}/bin/%s-ar\")\n"
 			"set(CMAKE_RANLIB \"${CROSSROOT_SYSROOT}/bin/%s-ranlib\")\n"
 			"set(CMAKE_CROSSCOMPILING_EMULATOR %s -L \"${CROSSROOT_SYSROOT}\")\n"
-			"set(CMAKE_FIND_ROOT_PATH \"${CROSSROOT_SYSROOT}\")\n"
+			"# pkg_check_modules must never run the host's pkg-config (host .pc files)\n"
+			"set(PKG_CONFIG_EXECUTABLE \"${CROSSROOT_SYSROOT}/bin/%s-pkg-config\" CACHE FILEPATH "
+			"\"pkg-config for %s\" FORCE)\n"
+			"# appended: a user's -DCMAKE_FIND_ROOT_PATH (a staging directory) stays\n"
+			"list(APPEND CMAKE_FIND_ROOT_PATH \"${CROSSROOT_SYSROOT}\")\n"
 			"set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)\n"
 			"set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)\n"
 			"set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)\n"
 			"set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)\n",
-			t->name, t->cpu, t->name, t->name, t->name, t->name, t->name, t->qemu);
+			t->name, t->cpu, t->name, t->name, t->name, t->name, t->name, t->qemu, t->name,
+			t->name);
 		rc = write_text(share, "toolchain.cmake", text, 0644);
 		free(text);
 	}

@@ -102,6 +102,26 @@ else
 	echo "skip   host loader path file (needs root and no $HOSTPATH on the host)"
 fi
 
+# The CMake toolchain file: a project builds with it alone, and pkg-config never reads the
+# host's .pc files (the host has libcrypto.pc: libssl-dev is one of crossroot's packages)
+mkdir -p "$T/cm"
+cat >"$T/cm/CMakeLists.txt" <<'EOT'
+cmake_minimum_required(VERSION 3.16)
+project(cm C)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(CRYPTO libcrypto)
+message(STATUS "pkg-config: ${PKG_CONFIG_EXECUTABLE}; libcrypto found: '${CRYPTO_FOUND}'")
+add_executable(cm main.c)
+EOT
+printf '#include <stdio.h>\nint main(void){puts("cmake ok");return 0;}\n' >"$T/cm/main.c"
+run cmake -S "$T/cm" -B "$T/cm/b" -DCMAKE_TOOLCHAIN_FILE="$S/share/crossroot/toolchain.cmake"
+check "CMake uses the sysroot's pkg-config, which does not find the host's libcrypto" 0 \
+	"pkg-config: $S/bin/$TARGET-pkg-config; libcrypto found: ''"
+run cmake --build "$T/cm/b"
+check "the CMake project builds" 0
+run qemu-aarch64-static -L "$S" "$T/cm/b/cm"
+check "and runs" 0 "cmake ok"
+
 start=$(date +%s%N)
 run $C build $TARGET
 end=$(date +%s%N)
