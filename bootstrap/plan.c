@@ -317,6 +317,12 @@ static void own_inputs(const struct plan *p, struct node *n)
 	}
 	if (n->toolchain.n == 0)
 		strlist_take(in, xasprintf("compiler %s", p->host->identity));
+	for (size_t i = 0; i < n->stage->n_steps; i++)
+		if (strstr(n->stage->steps[i].command, "${host_gcc}") ||
+		    strstr(n->stage->steps[i].command, "${host_gxx}")) {
+			strlist_take(in, xasprintf("host-gcc %s", p->host->gcc_identity));
+			break;
+		}
 }
 
 /* The tools a sysroot stage's compilers come from: its toolchain stages' `provides`. */

@@ -298,7 +298,8 @@ bool recipes_reserved_variable(const char *name)
 		"target", "triple", "target_cflags", "cflags", "jobs", "prefix", "src", "build",
 		"destdir", "sysroot", "tools", "resource_dir", "cc", "cxx", "cpp", "clang", "clangxx",
 		"clang_resource_dir", "clang_version", "llvm_bin", "ar", "ranlib", "nm", "objcopy",
-		"objdump", "strip", "readelf", "ld", "host_cc", "host_cxx", "cmake_toolchain",
+		"objdump", "strip", "readelf", "ld", "host_cc", "host_cxx", "host_gcc", "host_gxx",
+		"cmake_toolchain",
 		"cmake_shared", "configure_shared", "linux_arch", "cpu_family", "cpu", "endian", "libc", "qemu",
 		NULL};
 	for (size_t i = 0; engine[i]; i++)

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "toolchain.h"
 
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +152,30 @@ static int identify(struct host_llvm *h, struct hash_cache *cache)
 	return rc;
 }
 
+/* The host GCC's drivers and compilers; leaves gcc_identity empty where one is missing. */
+static void identify_gcc(struct host_llvm *h, struct hash_cache *cache)
+{
+	const char *files[] = {HOST_GCC, HOST_GXX, "/usr/lib/gcc/*/*/cc1", "/usr/lib/gcc/*/*/cc1plus"};
+	struct digest d;
+	digest_init(&d);
+	for (size_t i = 0; i < 4; i++) {
+		glob_t g;
+		if (glob(files[i], 0, NULL, &g) != 0) {
+			digest_release(&d);
+			return;
+		}
+		for (size_t j = 0; j < g.gl_pathc; j++) {
+			char *real = realpath(g.gl_pathv[j], NULL);
+			char hex[DIGEST_HEX_LEN + 1];
+			if (real && hash_file_cached(cache, real, hex) == 0)
+				digest_update_string(&d, hex);
+			free(real);
+		}
+		globfree(&g);
+	}
+	digest_final(&d, h->gcc_identity);
+}
+
 int toolchain_host_probe(struct host_llvm *h, const char *bin, const char *hash_cache)
 {
 	memset(h, 0, sizeof(*h));
@@ -158,6 +183,8 @@ int toolchain_host_probe(struct host_llvm *h, const char *bin, const char *hash_
 	struct hash_cache cache = {.path = hash_cache};
 	hash_cache_load(&cache);
 	int rc = identify(h, &cache);
+	if (rc == 0)
+		identify_gcc(h, &cache);
 	hash_cache_save(&cache);
 	return rc;
 }
@@ -170,6 +197,7 @@ void toolchain_host_fake(struct host_llvm *h, const char *bin, const char *clang
 	h->clang_version = xstrdup(clang_version);
 	h->resource_dir = xasprintf("%s/../lib/clang/%s", bin, clang_version);
 	snprintf(h->identity, sizeof(h->identity), "%s", identity);
+	snprintf(h->gcc_identity, sizeof(h->gcc_identity), "%s", identity);
 }
 
 void toolchain_host_release(struct host_llvm *h)
@@ -237,6 +265,10 @@ void toolchain_stage_vars(const struct host_llvm *h, const struct target *t,
 	set_var(vars, "llvm_bin", h->bin);
 	set_var(vars, "host_cc", host_cc);
 	set_var(vars, "host_cxx", host_cxx);
+	if (h->gcc_identity[0]) {   /* else ${host_gcc} is an unknown variable at its step */
+		set_var(vars, "host_gcc", HOST_GCC);
+		set_var(vars, "host_gxx", HOST_GXX);
+	}
 	set_var(vars, "clang", host_cc);
 	set_var(vars, "clangxx", host_cxx);
 	set_var(vars, "clang_resource_dir", h->resource_dir);

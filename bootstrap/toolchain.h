@@ -19,12 +19,18 @@
 #include "digest.h"
 #include "recipes.h"
 
+#define HOST_GCC "/usr/bin/gcc"
+#define HOST_GXX "/usr/bin/g++"
+
 /* The host's LLVM: the default toolchain, and the compiler of tools stages. */
 struct host_llvm {
 	char *bin;                  /* directory of clang, ld.lld, llvm-ar, ... */
 	char *clang_version;        /* name of clang's resource directory, e.g. "19" */
 	char *resource_dir;         /* the host clang's resource directory */
 	char identity[DIGEST_HEX_LEN + 1];   /* clang, lld, llvm-ar and LLVM's libraries */
+	/* The host's GCC, which tools stages may build with (${host_gcc}: configure scripts run
+	 * 2.5 times faster with it than with clang); "" where there is none. */
+	char gcc_identity[DIGEST_HEX_LEN + 1];   /* gcc, g++, cc1, cc1plus */
 };
 
 /* Find and identify the host LLVM in `bin`. Big files are hashed once: their hashes are kept
