@@ -168,7 +168,7 @@ static struct node *stage_node(struct plan *p, struct recipes *r, struct target 
 
 /* The tools stages whose compilers build stage `s` of target `t`: the target's choice for
  * this stage (`stage_toolchain`), else the stage's own `toolchain`, else the target's. A tools
- * stage is always built with the host clang. Empty: the host clang. */
+ * stage is always built with the host's compilers. Empty: the host clang. */
 static void stage_toolchain(const struct target *t, const struct stage *s, struct strlist *out)
 {
 	if (s->installs == INSTALLS_TOOLS)
