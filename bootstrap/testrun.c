@@ -110,7 +110,7 @@ static int check_interpreter(const struct target *t, const char *exe, const char
 	} else if (at) {
 		at += strlen("[Requesting program interpreter: ");
 		char *interp = xstrndup(at, strcspn(at, "]"));
-		char *inside = path_join(sysroot, interp);
+		char *inside = xasprintf("%s%s", sysroot, interp);   /* interp is absolute */
 		if (!path_exists(inside)) {
 			buf_printf(log, "%s asks for %s, which the sysroot does not have (%s)\n", exe,
 			           interp, inside);
