@@ -981,6 +981,9 @@ char *fetch_member(const struct fetch_options *opts, const struct source *source
 	if (rc == 0)
 		record_verified(opts, source->member_sha256, path);
 	*refused = rc == EXTRACT_REFUSED;
+	if (*refused)
+		error("%s: nothing of it was extracted (its 'member' is in %s)", source->name,
+		      source->path);
 	free(tmp_dir);
 	free(part);
 	if (rc != 0) {

@@ -89,7 +89,6 @@ static int compile(const char *driver, const char *src, const char *out, const s
 	return status;
 }
 
-/* Build and run one test with one link mode; returns 1 pass, 0 fail. */
 /* A dynamic program must ask for a loader the sysroot has: otherwise qemu -L would quietly
  * take the host's file of that name, or none. Returns -1 with the reason in `log`. */
 static int check_interpreter(const struct target *t, const char *exe, const char *sysroot,
@@ -111,11 +110,16 @@ static int check_interpreter(const struct target *t, const char *exe, const char
 		at += strlen("[Requesting program interpreter: ");
 		char *interp = xstrndup(at, strcspn(at, "]"));
 		char *inside = xasprintf("%s%s", sysroot, interp);   /* interp is absolute */
-		if (!path_exists(inside)) {
-			buf_printf(log, "%s asks for %s, which the sysroot does not have (%s)\n", exe,
-			           interp, inside);
+		/* a link in the sysroot (musl's loader is one) must resolve inside it too */
+		char *real = realpath(inside, NULL), *root = realpath(sysroot, NULL);
+		size_t n = root ? strlen(root) : 0;
+		if (!real || !root || strncmp(real, root, n) != 0 || real[n] != '/') {
+			buf_printf(log, "%s asks for %s, which the sysroot does not have (%s%s%s)\n",
+			           exe, interp, inside, real ? " leads to " : "", real ? real : "");
 			rc = -1;
 		}
+		free(real);
+		free(root);
 		free(interp);
 		free(inside);
 	}
@@ -123,6 +127,7 @@ static int check_interpreter(const struct target *t, const char *exe, const char
 	return rc;
 }
 
+/* Build and run one test with one link mode; returns 1 pass, 0 fail. */
 static int run_one(const struct dirs *dirs, const struct target *t, const char *sysroot,
                    const struct test *test, const char *link, const char *outdir)
 {
@@ -256,25 +261,25 @@ static int run_test_child(void *arg)
 /* The runtime pieces a sysroot holds, by the files that make them. */
 static char *sysroot_pieces(const char *sysroot, const struct target *t)
 {
-	/* musl has no header of its own name: a C library that is not glibc */
+	/* musl has no file of its own name: a libc.a that is not glibc's */
 	static const char *const pieces[][2] = {
 		{"headers", "usr/include/linux/version.h"}, {"builtins", NULL},
 		{"libgcc", "usr/lib/gcc/*/*/libgcc.a"}, {"libatomic", "usr/lib/libatomic.a"},
-		{"glibc", "usr/include/gnu/libc-version.h"}, {"musl", "lib/ld-musl-*"},
+		{"glibc", "usr/include/gnu/libc-version.h"}, {"musl", "usr/lib/libc.a"},
 		{"libunwind", "usr/lib/libunwind.a"}, {"libc++abi", "usr/lib/libc++abi.a"},
 		{"libc++", "usr/lib/libc++.a"}, {"libstdc++", "usr/lib/libstdc++.a"},
 	};
-	char *static_musl = xasprintf("%s/usr/include/bits/alltypes.h", sysroot);
-	bool musl_headers = path_exists(static_musl);
-	free(static_musl);
+	char *glibc_header = path_join(sysroot, pieces[4][1]);
+	bool glibc = path_exists(glibc_header);
+	free(glibc_header);
 	struct buf b = {0};
 	for (size_t i = 0; i < sizeof(pieces) / sizeof(pieces[0]); i++) {
 		char *path = pieces[i][1] ? path_join(sysroot, pieces[i][1])
 		                          : xasprintf("%s/usr/lib/clang/*/lib/%s/libclang_rt.builtins.a",
 		                                      sysroot, t->triple);
 		glob_t g;
-		bool musl = strcmp(pieces[i][0], "musl") == 0;
-		if (glob(path, GLOB_NOSORT, NULL, &g) == 0 || (musl && musl_headers && t->static_only))
+		bool not_musl = glibc && strcmp(pieces[i][0], "musl") == 0;
+		if (glob(path, GLOB_NOSORT, NULL, &g) == 0 && !not_musl)
 			buf_printf(&b, "%s%s", b.len ? " " : "", pieces[i][0]);
 		globfree(&g);
 		free(path);

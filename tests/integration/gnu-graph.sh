@@ -11,13 +11,7 @@ P=$T/p
 mkdir -p "$P/targets" "$P/stages" "$P/sources" "$P/patches" "$T/inner/cc-1" "$T/outer/cc-pkg"
 
 # an archive of archives: the inner one is what the source is
-cat >"$T/inner/cc-1/gnucc" <<'EOT'
-#!/bin/sh
-out=
-for a in "$@"; do [ "$prev" = -o ] && out=$a; prev=$a; done
-echo "compiled by gnucc: $*" >"$out"
-EOT
-chmod +x "$T/inner/cc-1/gnucc"
+write_toy_compiler "$T/inner/cc-1/gnucc" gnucc
 tar -C "$T/inner" -czf "$T/outer/cc-pkg/cc-1.tar.gz" cc-1
 echo "not the compiler" >"$T/outer/cc-pkg/other.txt"
 tar -C "$T/outer" -cJf "$T/www/cc_1.orig.tar.xz" cc-pkg

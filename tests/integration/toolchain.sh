@@ -7,14 +7,7 @@ P=$T/p
 mkdir -p "$P/targets" "$P/stages" "$P/sources" "$P/patches" "$T/src/fakecc-1" "$T/src/m-1"
 
 # --- a shell-script compiler as a tools stage ---
-cat >"$T/src/fakecc-1/toycc" <<'EOT'
-#!/bin/sh
-# writes what it was asked into the -o file
-out=
-for a in "$@"; do [ "$prev" = -o ] && out=$a; prev=$a; done
-echo "compiled by fakecc v1: $*" >"$out"
-EOT
-chmod +x "$T/src/fakecc-1/toycc"
+write_toy_compiler "$T/src/fakecc-1/toycc" "fakecc v1"
 tar -C "$T/src" -czf "$T/fakecc-1.tar.gz" fakecc-1
 cat >"$P/sources/fakecc.yaml" <<EOT
 name: fakecc

@@ -72,6 +72,19 @@ make_tarball() {
 	tar -C "$T/tarball" -czf "$T/www/$1-$2.tar.gz" "$1-$2"
 }
 
+# write_toy_compiler FILE NAME: a shell-script "compiler" that writes "compiled by NAME: <its
+# arguments>" into its -o file, for tests of tools stages
+write_toy_compiler() {
+	mkdir -p "$(dirname "$1")"
+	cat >"$1" <<EOT
+#!/bin/sh
+out=
+for a in "\$@"; do [ "\$prev" = -o ] && out=\$a; prev=\$a; done
+echo "compiled by $2: \$*" >"\$out"
+EOT
+	chmod +x "$1"
+}
+
 # new_project DIR: a project with one target "toy" and stages on loopback sources
 new_project() {
 	P=$1
