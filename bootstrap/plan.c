@@ -483,6 +483,23 @@ int plan_create(struct plan *p, const struct dirs *dirs, const struct host_llvm 
 		}
 		strlist_release(&path);
 	}
+	/* A stage_toolchain entry for a stage the graph does not build would be silently unused */
+	for (size_t i = 0; i < n_targets && rc == 0; i++) {
+		const struct target *t = targets[i];
+		for (size_t j = 0; j + 1 < t->stage_toolchain.n && rc == 0; j += 2) {
+			struct stage *s = recipes_stage(r, t->stage_toolchain.v[j], NULL);
+			if (s && !find_stage(p, t, s)) {
+				location_error(&t->stage_toolchain_at, "stage_toolchain names stage '%s', "
+				               "which target '%s' does not build", s->name, t->name);
+				rc = -1;
+			} else if (s && s->installs == INSTALLS_TOOLS) {
+				location_error(&t->stage_toolchain_at, "stage_toolchain names stage '%s', "
+				               "a tools stage: those are built with the host's compilers",
+				               s->name);
+				rc = -1;
+			}
+		}
+	}
 	if (rc < 0) {
 		plan_release(p);   /* a failed plan leaves nothing to release */
 		return -1;

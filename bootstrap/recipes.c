@@ -653,8 +653,11 @@ struct target *recipes_target(struct recipes *r, const char *name)
 	for (size_t i = 0; i < t->stages.n; i++)
 		if (!recipes_stage(r, recipes_substitute(t, t->stages.v[i]), &mention))
 			return NULL;
+	t->stage_toolchain_at = tc_mention;
 	for (size_t i = 0; i + 1 < t->stage_toolchain.n; i += 2) {
 		const char *tc = t->stage_toolchain.v[i + 1];
+		if (!recipes_stage(r, t->stage_toolchain.v[i], &tc_mention))
+			return NULL;   /* the stage whose compilers are chosen must exist too */
 		if (strcmp(tc, "host") == 0)
 			continue;
 		struct stage *s = recipes_stage(r, tc, &tc_mention);

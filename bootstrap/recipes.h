@@ -102,6 +102,7 @@ struct target {
 	struct strlist toolchain;   /* tools stages that provide the compilers; empty: host clang */
 	struct strlist stage_toolchain;   /* stage, tools stage or "host", ...: the compilers of
 	                                     one stage, over the stage's and the target's choice */
+	struct location stage_toolchain_at;   /* where stage_toolchain is written */
 	struct strlist substitute;  /* stage, replacement, ...: wherever the graph names the first,
 	                               this target uses the second (a combination is a target) */
 	/* architecture facts, used by stages (${linux_arch}) and the generated build files */

@@ -112,6 +112,17 @@ printf 'triple: aarch64-unknown-linux-gnu\nqemu: q\nstages: [second]\nstage_tool
 run $C plan stc
 check "stage_toolchain must name a tools stage" 2 "toolchain stage 'second' must say 'installs: tools' (or say 'host' for the host clang)" "$P/targets/stc.yaml:4:18"
 
+printf 'name: plaintools\ninstalls: tools\nsteps: [true]\n' >"$P/stages/plaintools.yaml"
+printf 'triple: aarch64-unknown-linux-gnu\nqemu: q\nstages: [second]\nstage_toolchain: {nosuch: host}\n' >"$P/targets/stc2.yaml"
+run $C plan stc2
+check "stage_toolchain for a stage that does not exist" 2 "nosuch" "$P/targets/stc2.yaml:4:18"
+printf 'triple: aarch64-unknown-linux-gnu\nqemu: q\nstages: [second]\nstage_toolchain: {plaintools: host}\n' >"$P/targets/stc3.yaml"
+run $C plan stc3
+check "stage_toolchain for a stage the target does not build" 2 "names stage 'plaintools', which target 'stc3' does not build" "$P/targets/stc3.yaml:4:18"
+printf 'triple: aarch64-unknown-linux-gnu\nqemu: q\nstages: [plaintools]\nstage_toolchain: {plaintools: host}\n' >"$P/targets/stc4.yaml"
+run $C plan stc4
+check "stage_toolchain for a tools stage" 2 "names stage 'plaintools', a tools stage" "$P/targets/stc4.yaml:4:18"
+
 printf 'triple: aarch64-unknown-linux-gnu\nqemu: q\nstages: [second]\nsubstitute: {second: nosuch}\n' >"$P/targets/subst.yaml"
 run $C plan subst
 check "a substitute that does not exist" 2 "nosuch" "$P/targets/subst.yaml:4:13"

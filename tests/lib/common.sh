@@ -2,7 +2,7 @@
 # fault-injecting HTTP server, a synthetic project, and assertions that report "ok"/"not ok".
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-CROSSROOT=$ROOT/crossroot
+CROSSROOT=${CROSSROOT:-$ROOT/crossroot}
 T=$(mktemp -d /tmp/crossroot-test.XXXXXX)
 SERVER_PID=
 PASSED=0
