@@ -11,9 +11,10 @@
 #include <unistd.h>
 
 #include "cache.h"
+#include "crossfiles.h"
 #include "util.h"
 
-#define SYSROOT_FORMAT "4"   /* bump when the generated files change */
+#define SYSROOT_FORMAT "5"   /* bump when the generated files change */
 #define STAMP_NAME ".crossroot-stamp"
 
 /* ".<target>.new.<pid>" and ".<target>.old.<pid>" of runs that were killed. */
@@ -108,7 +109,7 @@ int sysroot_assemble(const struct plan *p, const struct target *t)
 		rc = install_union(p, tools, n_tools, true, toolchain_dir);
 	free(toolchain_dir);
 	if (rc == 0)
-		rc = toolchain_write_files(p->host, t, &provided, tmp, p->dirs.out);
+		rc = crossfiles_write(p->host, t, &provided, tmp, p->dirs.out);
 	if (rc == 0) {
 		char *line = xasprintf("%s\n", stamp);
 		char *sp = path_join(tmp, STAMP_NAME);

@@ -210,7 +210,7 @@ void toolchain_host_release(struct host_llvm *h)
 
 /* ---- variables of a stage ---- */
 
-static const char *lookup(const struct strlist *pairs, const char *name)
+const char *toolchain_var(const struct strlist *pairs, const char *name)
 {
 	const char *value = NULL;
 	for (size_t i = 0; pairs && i + 1 < pairs->n; i += 2)
@@ -226,15 +226,15 @@ static void set_var(struct strlist *vars, const char *name, const char *value)
 }
 
 /* Host LLVM tools by the names stages know them. */
-static const char *const llvm_tools[][2] = {
+const char *const toolchain_llvm_tools[][2] = {
 	{"ar", "llvm-ar"}, {"ranlib", "llvm-ranlib"}, {"nm", "llvm-nm"}, {"objcopy", "llvm-objcopy"},
 	{"objdump", "llvm-objdump"}, {"strip", "llvm-strip"}, {"readelf", "llvm-readelf"},
 	{"ld", "ld.lld"}, {"size", "llvm-size"}, {"strings", "llvm-strings"},
 };
-#define N_LLVM_TOOLS (sizeof(llvm_tools) / sizeof(llvm_tools[0]))
+const size_t toolchain_n_llvm_tools = sizeof(toolchain_llvm_tools) / sizeof(toolchain_llvm_tools[0]);
 
 /* Is a provided compiler a clang (takes --target and clang's runtime flags)? */
-static bool is_clang(const char *driver)
+bool toolchain_is_clang(const char *driver)
 {
 	const char *base = strrchr(driver, '/');
 	return strstr(base ? base + 1 : driver, "clang") != NULL;
@@ -289,10 +289,10 @@ void toolchain_stage_vars(const struct host_llvm *h, const struct target *t,
 	set_var(vars, "configure_shared", t->static_only ? "--disable-shared" : "--enable-shared");
 
 	/* The compilers: a provided driver, else the host clang. */
-	const char *cc_rel = lookup(provided, "cc"), *cxx_rel = lookup(provided, "cxx");
+	const char *cc_rel = toolchain_var(provided, "cc"), *cxx_rel = toolchain_var(provided, "cxx");
 	char *cc_driver = cc_rel ? path_join(paths->tools, cc_rel) : xstrdup(host_cc);
 	char *cxx_driver = cxx_rel ? path_join(paths->tools, cxx_rel) : xstrdup(host_cxx);
-	bool clang = is_clang(cc_driver);
+	bool clang = toolchain_is_clang(cc_driver);
 	char *flags = clang ? xasprintf("--target=%s --sysroot=%s -resource-dir=%s -fuse-ld=lld "
 	                                "--rtlib=compiler-rt --unwindlib=none %s", t->triple,
 	                                paths->sysroot, resource, cflags.s)
@@ -306,10 +306,10 @@ void toolchain_stage_vars(const struct host_llvm *h, const struct target *t,
 	v = xasprintf("%s -E %s", cc_driver, flags);
 	set_var(vars, "cpp", v);
 	free(v);
-	for (size_t i = 0; i < N_LLVM_TOOLS; i++) {
-		const char *rel = lookup(provided, llvm_tools[i][0]);
-		v = rel ? path_join(paths->tools, rel) : path_join(h->bin, llvm_tools[i][1]);
-		set_var(vars, llvm_tools[i][0], v);
+	for (size_t i = 0; i < toolchain_n_llvm_tools; i++) {
+		const char *rel = toolchain_var(provided, toolchain_llvm_tools[i][0]);
+		v = rel ? path_join(paths->tools, rel) : path_join(h->bin, toolchain_llvm_tools[i][1]);
+		set_var(vars, toolchain_llvm_tools[i][0], v);
 		free(v);
 	}
 	/* kept for the generated CMake file; not variables of their own */
@@ -337,8 +337,8 @@ char *toolchain_step_path(const struct host_llvm *h, const char *tools)
 int toolchain_write_cmake_file(const char *path, const struct target *t,
                                const struct strlist *vars)
 {
-	bool clang = lookup(vars, ".is_clang")[0] != '\0';
-	const char *resource = lookup(vars, "resource_dir");
+	bool clang = toolchain_var(vars, ".is_clang")[0] != '\0';
+	const char *resource = toolchain_var(vars, "resource_dir");
 	char *headers = path_join(resource, "include");
 	/* Before the builtins stage has made the sysroot's resource directory, clang's own is
 	 * the only one with its headers. */
@@ -347,13 +347,13 @@ int toolchain_write_cmake_file(const char *path, const struct target *t,
 	struct buf b = {0};
 	buf_printf(&b, "# CMake toolchain file for one crossroot stage of %s (generated)\n"
 	           "set(CMAKE_SYSTEM_NAME Linux)\nset(CMAKE_SYSTEM_PROCESSOR %s)\n"
-	           "set(CMAKE_SYSROOT \"%s\")\n", t->name, t->cpu, lookup(vars, "sysroot"));
+	           "set(CMAKE_SYSROOT \"%s\")\n", t->name, t->cpu, toolchain_var(vars, "sysroot"));
 	const char *langs[][2] = {{"C", ".cc_driver"}, {"CXX", ".cxx_driver"}, {"ASM", ".cc_driver"}};
 	for (size_t i = 0; i < 3; i++) {
-		buf_printf(&b, "set(CMAKE_%s_COMPILER \"%s\")\n", langs[i][0], lookup(vars, langs[i][1]));
+		buf_printf(&b, "set(CMAKE_%s_COMPILER \"%s\")\n", langs[i][0], toolchain_var(vars, langs[i][1]));
 		if (clang)
 			buf_printf(&b, "set(CMAKE_%s_COMPILER_TARGET %s)\n", langs[i][0], t->triple);
-		buf_printf(&b, "set(CMAKE_%s_FLAGS_INIT \"%s%s\")\n", langs[i][0], lookup(vars, "cflags"),
+		buf_printf(&b, "set(CMAKE_%s_FLAGS_INIT \"%s%s\")\n", langs[i][0], toolchain_var(vars, "cflags"),
 		           rflag);
 		buf_printf(&b, "set(CMAKE_%s_COMPILER_WORKS ON)\n", langs[i][0]);
 	}
@@ -368,206 +368,11 @@ int toolchain_write_cmake_file(const char *path, const struct target *t,
 	           "set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)\n"
 	           "set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)\n"
 	           "set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)\n",
-	           link, link, link, lookup(vars, "ar"), lookup(vars, "nm"), lookup(vars, "ranlib"),
-	           lookup(vars, "strip"), lookup(vars, "objcopy"), lookup(vars, "sysroot"));
+	           link, link, link, toolchain_var(vars, "ar"), toolchain_var(vars, "nm"), toolchain_var(vars, "ranlib"),
+	           toolchain_var(vars, "strip"), toolchain_var(vars, "objcopy"), toolchain_var(vars, "sysroot"));
 	int rc = write_file_atomic(path, b.s, b.len, 0644);
 	buf_release(&b);
 	free(headers);
 	free(rflag);
-	return rc;
-}
-
-/* ---- the files that make a sysroot a cross compiler ---- */
-
-static int write_text(const char *dir, const char *name, const char *text, mode_t mode)
-{
-	char *path = path_join(dir, name);
-	int rc = write_file_atomic(path, text, strlen(text), mode);
-	free(path);
-	return rc;
-}
-
-static bool has(const char *root, const char *rel)
-{
-	char *path = path_join(root, rel);
-	bool yes = path_exists(path);
-	free(path);
-	return yes;
-}
-
-/* Write bin/<target>-<suffix>, an executable script; takes `text`. */
-static int write_script(const char *bin, const struct target *t, const char *suffix, char *text)
-{
-	char *name = xasprintf("%s-%s", t->name, suffix);
-	int rc = write_text(bin, name, text, 0755);
-	free(name);
-	free(text);
-	return rc;
-}
-
-/* A tool in a wrapper script: the provided one (relative to the script, so the sysroot can
- * move) or the host LLVM's. */
-static char *tool_command(const struct host_llvm *h, const struct strlist *provided,
-                          const char *name, const char *host_name)
-{
-	const char *rel = lookup(provided, name);
-	return rel ? xasprintf("\"$d/../toolchain/%s\"", rel) : xasprintf("%s/%s", h->bin, host_name);
-}
-
-static char *clang_config(const struct host_llvm *h, const struct target *t, const char *root)
-{
-	char *builtins = xasprintf("usr/lib/clang/%s/lib/%s/libclang_rt.builtins.a",
-	                           h->clang_version, t->triple);
-	bool libcxx = has(root, "usr/lib/libc++.a") || has(root, "usr/lib/libc++.so");
-	bool libstdcxx = !libcxx && (has(root, "usr/lib/libstdc++.a") || has(root, "usr/lib/libstdc++.so"));
-	/* GCC's runtime: libgcc_s, or a GCC installation (usr/lib/gcc/<triple>/<version>, where
-	 * clang finds crtbegin.o and libgcc.a by itself). libstdc++ unwinds with libgcc's
-	 * unwinder, so a sysroot with both runtimes (musl built with compiler-rt, then GCC's
-	 * libraries: the Alpine combination) uses libgcc with libstdc++. */
-	bool gcc_runtime = has(root, "usr/lib/libgcc_s.so.1") || has(root, "usr/lib/gcc");
-	bool compiler_rt = has(root, builtins) && !(gcc_runtime && libstdcxx);
-	bool libgcc = !compiler_rt && gcc_runtime;
-	bool libunwind = has(root, "usr/lib/libunwind.a") || has(root, "usr/lib/libunwind.so");
-	bool atomic = has(root, "usr/lib/libatomic.a") || has(root, "usr/lib/libatomic.so");
-	free(builtins);
-	struct buf cfg = {0};
-	buf_printf(&cfg, "# clang configuration for %s, generated by crossroot\n"
-	           "# paths are relative to this file: the sysroot can move\n"
-	           "--target=%s\n--sysroot=<CFGDIR>/..\n-fuse-ld=lld\n", t->name, t->triple);
-	if (compiler_rt)
-		buf_printf(&cfg, "-resource-dir=<CFGDIR>/../usr/lib/clang/%s\n--rtlib=compiler-rt\n"
-		           "--unwindlib=%s\n", h->clang_version, libunwind ? "libunwind" : "none");
-	else if (libgcc)
-		buf_puts(&cfg, "--rtlib=libgcc\n--unwindlib=libgcc\n");
-	/* C++ headers from this sysroot only: clang would otherwise prefer a libc++ installed
-	 * beside the host compiler (libc++-19-dev), configured for the host's glibc. */
-	if (libcxx)
-		buf_puts(&cfg, "-stdlib=libc++\n-nostdinc++\n-cxx-isystem<CFGDIR>/../usr/include/c++/v1\n");
-	else if (libstdcxx)
-		buf_puts(&cfg, "-stdlib=libstdc++\n");
-	/* 16-byte atomics and __atomic_* calls need libatomic: linked where needed, so users
-	 * never add -latomic (lld resolves it wherever it stands on the line). */
-	if (atomic)
-		buf_puts(&cfg, "-Wl,--push-state,--as-needed,-latomic,--pop-state\n");
-	if (t->static_only)
-		buf_puts(&cfg, "# static runtimes only\n-static\n");
-	for (size_t i = 0; i < t->cflags.n; i++)
-		buf_printf(&cfg, "%s\n", t->cflags.v[i]);
-	return buf_detach(&cfg);
-}
-
-int toolchain_write_files(const struct host_llvm *h, const struct target *t,
-                          const struct strlist *provided, const char *root, const char *out)
-{
-	char *bin = path_join(root, "bin");
-	char *share = path_join(root, "share/crossroot");
-	if (mkdir_p(bin, 0755) < 0 || mkdir_p(share, 0755) < 0) {
-		free(bin);
-		free(share);
-		return -1;
-	}
-	char *cfg = clang_config(h, t, root);
-	char *cfg_name = xasprintf("%s.cfg", t->name);
-	int rc = write_text(bin, cfg_name, cfg, 0644);
-	free(cfg);
-	free(cfg_name);
-
-	const char *locate = "d=$(dirname \"$(readlink -f \"$0\")\")\n";
-	const char *drivers[][3] = {{"clang", "cc", "clang"}, {"cc", "cc", "clang"},
-	                            {"clang++", "cxx", "clang++"}, {"c++", "cxx", "clang++"},
-	                            {"cpp", "cpp", "clang-cpp"}};
-	for (size_t i = 0; i < 5 && rc == 0; i++) {
-		char *tool = tool_command(h, provided, drivers[i][1], drivers[i][2]);
-		bool clang = is_clang(tool);
-		char *text = clang
-			? xasprintf("#!/bin/sh\n# %s for %s with the sysroot this script lives in "
-			            "(generated by crossroot)\n%sexec %s --no-default-config "
-			            "--config=\"$d/%s.cfg\" \"$@\"\n", drivers[i][0], t->name, locate, tool,
-			            t->name)
-			: xasprintf("#!/bin/sh\n# %s for %s with the sysroot this script lives in "
-			            "(generated by crossroot)\n%sexec %s --sysroot=\"$d/..\" \"$@\"\n",
-			            drivers[i][0], t->name, locate, tool);
-		rc = write_script(bin, t, drivers[i][0], text);
-		free(tool);
-	}
-	for (size_t i = 0; i < N_LLVM_TOOLS && rc == 0; i++) {
-		char *tool = tool_command(h, provided, llvm_tools[i][0], llvm_tools[i][1]);
-		bool ld = strcmp(llvm_tools[i][0], "ld") == 0;
-		char *text = xasprintf("#!/bin/sh\n# %s for %s (generated by crossroot)\n%sexec %s%s "
-		                       "\"$@\"\n", llvm_tools[i][0], t->name, locate, tool,
-		                       ld ? " --sysroot=\"$d/..\"" : "");
-		rc = write_script(bin, t, llvm_tools[i][0], text);
-		free(tool);
-	}
-	if (rc == 0) {
-		char *text = xasprintf(
-			"#!/bin/sh\n# pkg-config that sees only this sysroot's .pc files (generated by crossroot)\n"
-			"d=$(dirname \"$(dirname \"$(readlink -f \"$0\")\")\")\n"
-			"PKG_CONFIG_DIR=\nPKG_CONFIG_SYSROOT_DIR=\"$d\"\n"
-			"PKG_CONFIG_LIBDIR=\"$d/usr/lib/pkgconfig:$d/usr/share/pkgconfig\"\n"
-			"export PKG_CONFIG_DIR PKG_CONFIG_SYSROOT_DIR PKG_CONFIG_LIBDIR\n"
-			"exec pkg-config \"$@\"\n");
-		rc = write_script(bin, t, "pkg-config", text);
-	}
-	if (rc == 0) {
-		char *text = xasprintf(
-			"# CMake toolchain file for %s, generated by crossroot. Use:\n"
-			"#   cmake -DCMAKE_TOOLCHAIN_FILE=<this file> ...\n"
-			"get_filename_component(CROSSROOT_SYSROOT \"${CMAKE_CURRENT_LIST_DIR}/../..\" ABSOLUTE)\n"
-			"set(CMAKE_SYSTEM_NAME Linux)\nset(CMAKE_SYSTEM_PROCESSOR %s)\n"
-			"set(CMAKE_SYSROOT \"${CROSSROOT_SYSROOT}\")\n"
-			"set(CMAKE_C_COMPILER \"${CROSSROOT_SYSROOT}/bin/%s-clang\")\n"
-			"set(CMAKE_CXX_COMPILER \"${CROSSROOT_SYSROOT}/bin/%s-clang++\")\n"
-			"set(CMAKE_ASM_COMPILER \"${CROSSROOT_SYSROOT}/bin/%s-clang\")\n"
-			"set(CMAKE_AR \"${CROSSROOT_SYSROOT}/bin/%s-ar\")\n"
-			"set(CMAKE_RANLIB \"${CROSSROOT_SYSROOT}/bin/%s-ranlib\")\n"
-			"set(CMAKE_CROSSCOMPILING_EMULATOR %s -L \"${CROSSROOT_SYSROOT}\")\n"
-			"# pkg_check_modules must never run the host's pkg-config (host .pc files)\n"
-			"set(PKG_CONFIG_EXECUTABLE \"${CROSSROOT_SYSROOT}/bin/%s-pkg-config\" CACHE FILEPATH "
-			"\"pkg-config for %s\" FORCE)\n"
-			"# appended: a user's -DCMAKE_FIND_ROOT_PATH (a staging directory) stays\n"
-			"list(APPEND CMAKE_FIND_ROOT_PATH \"${CROSSROOT_SYSROOT}\")\n"
-			"set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)\n"
-			"set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)\n"
-			"set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)\n"
-			"set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)\n",
-			t->name, t->cpu, t->name, t->name, t->name, t->name, t->name, t->qemu, t->name,
-			t->name);
-		rc = write_text(share, "toolchain.cmake", text, 0644);
-		free(text);
-	}
-	if (rc == 0) {
-		char *dir = path_join(out, t->name);
-		char *text = xasprintf(
-			"# Meson cross file for %s, generated by crossroot. Use:\n"
-			"#   meson setup --cross-file <this file> build\n"
-			"# Meson needs absolute paths here: regenerate (crossroot build) after moving.\n"
-			"[binaries]\nc = '%s/bin/%s-clang'\ncpp = '%s/bin/%s-clang++'\n"
-			"ar = '%s/bin/%s-ar'\nstrip = '%s/bin/%s-strip'\n"
-			"pkg-config = '%s/bin/%s-pkg-config'\npkgconfig = '%s/bin/%s-pkg-config'\n"
-			"exe_wrapper = ['%s', '-L', '%s']\n\n"
-			"[properties]\nsys_root = '%s'\n\n"
-			"[host_machine]\nsystem = 'linux'\ncpu_family = '%s'\ncpu = '%s'\nendian = '%s'\n",
-			t->name, dir, t->name, dir, t->name, dir, t->name, dir, t->name, dir, t->name, dir,
-			t->name, t->qemu, dir, dir, t->cpu_family, t->cpu, t->endian);
-		rc = write_text(share, "meson-cross.ini", text, 0644);
-		free(text);
-		free(dir);
-	}
-	if (rc == 0) {
-		char *text = xasprintf(
-			"# . this file to build ./configure projects for %s (generated by crossroot)\n"
-			"CROSSROOT_SYSROOT=$(cd \"$(dirname \"${BASH_SOURCE:-$0}\")/../..\" && pwd)\n"
-			"export CC=\"$CROSSROOT_SYSROOT/bin/%s-clang\" CXX=\"$CROSSROOT_SYSROOT/bin/%s-clang++\"\n"
-			"export AR=\"$CROSSROOT_SYSROOT/bin/%s-ar\" RANLIB=\"$CROSSROOT_SYSROOT/bin/%s-ranlib\"\n"
-			"export NM=\"$CROSSROOT_SYSROOT/bin/%s-nm\" STRIP=\"$CROSSROOT_SYSROOT/bin/%s-strip\"\n"
-			"export PKG_CONFIG=\"$CROSSROOT_SYSROOT/bin/%s-pkg-config\"\n"
-			"export CROSSROOT_HOST=%s\n",
-			t->name, t->name, t->name, t->name, t->name, t->name, t->name, t->name, t->name);
-		rc = write_text(share, "env.sh", text, 0644);
-		free(text);
-	}
-	free(bin);
-	free(share);
 	return rc;
 }

@@ -1,8 +1,7 @@
 /* toolchain: everything about compilers, in one place. Which compilers and binary tools a
  * target's stages use, what identifies them in stage keys, the ${cc}-style variables and the
- * PATH of build steps, the CMake toolchain file each stage gets, and the files that make a
- * finished sysroot a ready cross compiler (clang config, wrappers, CMake, Meson, env,
- * pkg-config).
+ * PATH of build steps and the CMake toolchain file each stage gets (crossfiles.c writes
+ * the files of a finished sysroot).
  *
  * A target's toolchain is either the host's LLVM (the default) or the tools stages its
  * `toolchain:` list names. Tools stages install into a host prefix (`installs: tools`) that
@@ -63,11 +62,10 @@ char *toolchain_step_path(const struct host_llvm *h, const char *tools);
 int toolchain_write_cmake_file(const char *path, const struct target *t,
                                const struct strlist *vars);
 
-/* Write into `root` (a sysroot being assembled; tools stages' files are in root/toolchain)
- * the clang config, the <target>-* wrappers and the generated build-system files. `out` is
- * where the sysroot will live (the Meson file needs absolute paths). Runtimes are chosen
- * from what the sysroot holds (compiler-rt or libgcc, libc++ or libstdc++). */
-int toolchain_write_files(const struct host_llvm *h, const struct target *t,
-                          const struct strlist *provided, const char *root, const char *out);
+/* Variables and tools shared with crossfiles.c */
+const char *toolchain_var(const struct strlist *pairs, const char *name);   /* last value */
+bool toolchain_is_clang(const char *driver);   /* takes --target and clang's runtime flags */
+extern const char *const toolchain_llvm_tools[][2];   /* name stages know, host LLVM tool */
+extern const size_t toolchain_n_llvm_tools;
 
 #endif

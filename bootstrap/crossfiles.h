@@ -1,0 +1,24 @@
+/* crossfiles: the files that make a finished sysroot a ready cross compiler for the host's
+ * clang. In the sysroot's bin/: <target>.cfg (clang configuration), the <target>-clang,
+ * -clang++, -cc, -c++, -cpp drivers, the binary tools (<target>-ar, -ld, ...), <target>-pkg-config
+ * and <target>-run (runs a target program under qemu-user); in share/crossroot/: the CMake
+ * toolchain file, the Meson cross file and env.sh for ./configure projects.
+ *
+ * Staging directories (DESTDIR-style roots holding usr/lib, usr/include) lie over the sysroot:
+ * the pkg-config and run wrappers take them from $CROSSROOT_STAGING (colon separated), the
+ * user's own PKG_CONFIG_SYSROOT_DIR, or `--staging DIR`; the CMake file passes its
+ * CMAKE_FIND_ROOT_PATH entries. Nothing from the host is ever looked at. */
+#ifndef CROSSROOT_CROSSFILES_H
+#define CROSSROOT_CROSSFILES_H
+
+#include "toolchain.h"
+
+/* Write into `root` (a sysroot being assembled; tools stages' files are in root/toolchain)
+ * the files above. `out` is where the sysroot will live (the Meson file needs absolute paths;
+ * env.sh uses it where the shell cannot say where it was sourced from). Runtimes are chosen
+ * from what the sysroot holds (compiler-rt or libgcc, libc++ or libstdc++). `provided` are
+ * the tools of the target's toolchain stages (name, path under toolchain/, ...). */
+int crossfiles_write(const struct host_llvm *h, const struct target *t,
+                     const struct strlist *provided, const char *root, const char *out);
+
+#endif
