@@ -122,6 +122,42 @@ check "the CMake project builds" 0
 run qemu-aarch64-static -L "$S" "$T/cm/b/cm"
 check "and runs" 0 "cmake ok"
 
+# A staged dependency chain, as users build one: a shared library installed with DESTDIR into
+# a staging directory (not the sysroot), then a CMake project that finds it through
+# pkg-config and CMAKE_FIND_ROOT_PATH and runs its test with ctest, under qemu.
+ST=$T/staging
+mkdir -p "$T/dep" "$ST/usr/include" "$ST/usr/lib/pkgconfig"
+printf 'int dep_answer(void);\n' >"$ST/usr/include/dep.h"
+printf 'int dep_answer(void) { return 42; }\n' >"$T/dep/dep.c"
+run "$S/bin/$TARGET-clang" -shared -fPIC -Wl,-soname,libdep.so.1 "$T/dep/dep.c" -o "$ST/usr/lib/libdep.so.1"
+check "a shared library for the staging directory" 0
+ln -sf libdep.so.1 "$ST/usr/lib/libdep.so"
+printf 'prefix=/usr\nincludedir=${prefix}/include\nlibdir=${prefix}/lib\nName: dep\nDescription: d\nVersion: 1\nCflags: -I${includedir}\nLibs: -L${libdir} -ldep\n' >"$ST/usr/lib/pkgconfig/dep.pc"
+mkdir -p "$T/use"
+cat >"$T/use/CMakeLists.txt" <<'EOT'
+cmake_minimum_required(VERSION 3.16)
+project(use C)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(DEP REQUIRED IMPORTED_TARGET dep)
+add_executable(use main.c)
+target_link_libraries(use PkgConfig::DEP)
+enable_testing()
+add_test(NAME answer COMMAND use)
+set_tests_properties(answer PROPERTIES PASS_REGULAR_EXPRESSION "answer 42")
+EOT
+printf '#include <stdio.h>\n#include <dep.h>\nint main(void){printf("answer %%d\\n", dep_answer());return 0;}\n' >"$T/use/main.c"
+run cmake -S "$T/use" -B "$T/use/b" -DCMAKE_TOOLCHAIN_FILE="$S/share/crossroot/toolchain.cmake" \
+	-DCMAKE_FIND_ROOT_PATH="$ST"
+check "CMake finds the staged library through pkg-config (CMAKE_FIND_ROOT_PATH alone)" 0
+run cmake --build "$T/use/b"
+check "the project links against the staged library" 0
+run sh -c "cd '$T/use/b' && ctest --output-on-failure"
+check "ctest runs the test under qemu with the staged library" 0 "100% tests passed"
+run "$S/bin/$TARGET-run" --staging "$ST" "$T/use/b/use"
+check "so does $TARGET-run --staging" 0 "answer 42"
+run sh -c ". '$S/share/crossroot/env.sh' && \$CC -print-prog-name=ld"
+check "libtool's question for the linker names the target's (env.sh)" 0 "$S/bin/aarch64-unknown-linux-musl-ld"
+
 start=$(date +%s%N)
 run $C build $TARGET
 end=$(date +%s%N)
