@@ -82,6 +82,18 @@ else
 	echo "skip   <target>-run (no qemu-aarch64-static)"
 fi
 
+# lld as GNU ld: a version script may name a symbol the library does not define (zlib's
+# does); -Wl,--no-undefined-version restores lld's strictness
+printf 'int f(void) { return 1; }\n' >"$T/v.c"
+printf 'V1 { global: f; not_here; local: *; };\n' >"$T/v.map"
+run "$S/bin/toy-clang" -ffreestanding -nostdlib -shared -fPIC -Wl,--version-script="$T/v.map" "$T/v.c" -o "$T/v.so"
+check "a version script naming an undefined symbol links" 0
+run "$S/bin/toy-clang" -ffreestanding -nostdlib -shared -fPIC -Wl,--version-script="$T/v.map" \
+	-Wl,--no-undefined-version "$T/v.c" -o "$T/v.so"
+check "-Wl,--no-undefined-version makes it an error" 1 "not_here"
+run "$S/bin/toy-clang" -Werror -ffreestanding -c "$T/v.c" -o "$T/v.o"
+check "the linker option is no warning when compiling" 0
+
 # env.sh: any POSIX shell; bin/ first on PATH; the whole autotools set
 cat >"$T/env-test.sh" <<EOT
 . "$S/share/crossroot/env.sh"
