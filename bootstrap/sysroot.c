@@ -14,7 +14,7 @@
 #include "crossfiles.h"
 #include "util.h"
 
-#define SYSROOT_FORMAT "5"   /* bump when the generated files change */
+#define SYSROOT_FORMAT "6"   /* bump when the generated files change */
 #define STAMP_NAME ".crossroot-stamp"
 
 /* ".<target>.new.<pid>" and ".<target>.old.<pid>" of runs that were killed. */
