@@ -78,6 +78,26 @@ EOT
 	check "run: another script runs on the host" 0 "host script y"
 	run "$R"
 	check "run: usage" 2 "usage: toy-run"
+	# a debugging session: qemu waits on a port, gdb-multiarch with the sysroot attaches
+	if command -v gdb-multiarch >/dev/null; then
+		clang-19 --target=aarch64-linux-musl -ffreestanding -nostdlib -static -fuse-ld=lld -O0 -g \
+			"$ROOT/tests/data/envprint-aarch64.c" -o "$T/envprint-g"
+		port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+		"$R" -g "$port" "$T/envprint-g" first >"$T/debuggee" 2>&1 &
+		debuggee=$!
+		run timeout 60 "$S/bin/toy-gdb" -batch -ex "target remote 127.0.0.1:$port" -ex 'break put' \
+			-ex continue -ex bt -ex 'print s' -ex 'show sysroot' -ex delete -ex continue "$T/envprint-g"
+		check "gdb: breaks in the target program, its stack and variables" 0 \
+			"Breakpoint 1, put" "in cmain" '"first"' "The current system root is \"$S\"" "exited normally"
+		wait $debuggee
+		assert "gdb: the program ran on to its end" grep -qx first "$T/debuggee"
+	else
+		echo "skip   <target>-gdb (no gdb-multiarch)"
+	fi
+	mkdir -p "$T/nogdb"
+	for tool in readlink dirname basename; do ln -s "$(command -v $tool)" "$T/nogdb/$tool"; done
+	run env PATH="$T/nogdb" "$S/bin/toy-gdb" --version
+	check "gdb: a missing gdb-multiarch is said" 127 "apt-get install gdb-multiarch"
 else
 	echo "skip   <target>-run (no qemu-aarch64-static)"
 fi
