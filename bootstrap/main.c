@@ -16,7 +16,9 @@
 #include "build.h"
 #include "cache.h"
 #include "plan.h"
+#include "overlay.h"
 #include "recipes.h"
+#include "sysroot.h"
 #include "testrun.h"
 #include "toolchain.h"
 #include "util.h"
@@ -31,7 +33,9 @@ static const char usage[] =
 	"  fetch    only fill the download cache\n"
 	"  plan     show each stage as cached or to build, and why\n"
 	"  test     build tests/sysroot/ programs with the sysroot and run them under qemu-user\n"
-	"  clean    remove the target's sysroot and scratch files (the caches stay)\n"
+	"  clean    remove the target's sysroot and scratch files (the caches and overlay stay)\n"
+	"  install  TARGET DIR: copy a DESTDIR tree (libraries you built) into the target's\n"
+	"           overlay, laid over its sysroot now and after every rebuild\n"
 	"  prune    bound the caches: keep what the current recipes of every target need and\n"
 	"           the --keep N (default 1) most recently used results per target and stage\n"
 	"\n"
@@ -186,7 +190,32 @@ static int clean_target(const struct dirs *d, const char *name)
 		rc |= remove_tree(path);
 		free(path);
 	}
-	info("cleaned %s (download and stage caches kept)", name);
+	char *overlay = sysroot_overlay_dir(d, name);
+	info("cleaned %s (download and stage caches kept%s%s)", name,
+	     is_dir(overlay) ? "; its overlay stays in " : "", is_dir(overlay) ? overlay : "");
+	free(overlay);
+	return rc;
+}
+
+/* crossroot install: the tree into the overlay; `assembled` says whether the sysroot exists
+ * (and must be assembled again to show it) */
+static int install_overlay(const struct dirs *d, const char *name, const char *from,
+                           bool *assembled)
+{
+	char *sysroot = path_join(d->out, name);
+	char *stamp = path_join(sysroot, ".crossroot-stamp");
+	char *overlay = sysroot_overlay_dir(d, name);
+	char *source = absolute(from);
+	*assembled = path_exists(stamp);
+	int rc = overlay_install(overlay, source, *assembled ? sysroot : NULL) == 0 ? EXIT_OK
+	                                                                           : EXIT_CONFIG;
+	if (rc == EXIT_OK)
+		info("installed %s into the overlay of %s (%s)%s", source, name, overlay,
+		     *assembled ? "" : "; it joins the sysroot with the next 'crossroot build'");
+	free(source);
+	free(overlay);
+	free(stamp);
+	free(sysroot);
 	return rc;
 }
 
@@ -260,7 +289,7 @@ int main(int argc, char **argv)
 	}
 	const char *command = argv[optind++];
 	static const char *const commands[] = {"build", "fetch", "plan", "test", "clean", "prune",
-	                                       NULL};
+	                                       "install", NULL};
 	if (table_arg && strcmp(command, "test") != 0) {
 		error("--table is for 'crossroot test', not '%s'", command);
 		return EXIT_CONFIG;
@@ -269,11 +298,20 @@ int main(int argc, char **argv)
 	for (size_t i = 0; commands[i]; i++)
 		known |= strcmp(command, commands[i]) == 0;
 	if (!known) {
-		error("unknown command '%s' (commands: build, fetch, plan, test, clean, prune)", command);
+		error("unknown command '%s' (commands: build, fetch, plan, test, clean, prune, install)",
+		      command);
 		return EXIT_CONFIG;
 	}
 	if (jobs < 1)
 		jobs = 1;
+	const char *install_from = NULL;
+	if (strcmp(command, "install") == 0) {
+		if (all || argc - optind != 2) {
+			error("usage: crossroot install TARGET DIR (DIR: the DESTDIR of a 'make install')");
+			return EXIT_CONFIG;
+		}
+		install_from = argv[--argc];
+	}
 
 	char *root = absolute(root_arg);
 	char *work = work_arg ? absolute(work_arg) : path_join(root, "work");
@@ -330,6 +368,14 @@ int main(int argc, char **argv)
 		return lock == -2 ? EXIT_LOCKED : EXIT_FAILED;
 
 	int rc = EXIT_OK;
+	if (install_from) {
+		/* then assembled again, as a build with nothing else to do */
+		bool assembled = false;
+		rc = install_overlay(&dirs, names.v[0], install_from, &assembled);
+		if (rc != EXIT_OK || !assembled)
+			return rc;
+		command = "build";
+	}
 	if (strcmp(command, "clean") == 0) {
 		for (size_t i = 0; i < names.n; i++)
 			if (clean_target(&dirs, names.v[i]) < 0)

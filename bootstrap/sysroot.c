@@ -12,6 +12,7 @@
 
 #include "cache.h"
 #include "crossfiles.h"
+#include "overlay.h"
 #include "util.h"
 
 #define SYSROOT_FORMAT "6"   /* bump when the generated files change */
@@ -56,6 +57,11 @@ static int install_union(const struct plan *p, struct node **stages, size_t n, b
 	return rc;
 }
 
+char *sysroot_overlay_dir(const struct dirs *d, const char *target)
+{
+	return xasprintf("%s/overlays/%s", d->work, target);
+}
+
 int sysroot_assemble(const struct plan *p, const struct target *t)
 {
 	struct node **stages, **tools;
@@ -78,6 +84,8 @@ int sysroot_assemble(const struct plan *p, const struct target *t)
 				strlist_take(&provided, str_replace_all(tools[i]->stage->provides.v[j],
 				                                        "${triple}", t->triple));
 	}
+	char *overlay = sysroot_overlay_dir(&p->dirs, t->name);
+	overlay_digest(&d, overlay);
 	char stamp[DIGEST_HEX_LEN + 1];
 	digest_final(&d, stamp);
 
@@ -109,6 +117,8 @@ int sysroot_assemble(const struct plan *p, const struct target *t)
 		rc = install_union(p, tools, n_tools, true, toolchain_dir);
 	free(toolchain_dir);
 	if (rc == 0)
+		rc = overlay_apply(overlay, tmp);
+	if (rc == 0)
 		rc = crossfiles_write(p->host, t, &provided, tmp, p->dirs.out);
 	if (rc == 0) {
 		char *line = xasprintf("%s\n", stamp);
@@ -132,6 +142,7 @@ int sysroot_assemble(const struct plan *p, const struct target *t)
 		error("sysroot '%s' not assembled", final);
 	}
 out:
+	free(overlay);
 	free(tmp);
 	free(prev);
 	free(old);

@@ -1,7 +1,8 @@
 /* sysroot: assemble sysroots/<target>/ from the manifests of the target's stage results:
  * the sysroot stages' files at the top (usr/, lib/, ...), the toolchain's tools stages under
  * toolchain/ (a host prefix: no search path of the target's compiler looks there), then the
- * files toolchain.h writes (clang config, wrappers, CMake, Meson, env, pkg-config).
+ * user's overlay (crossroot install), then the files crossfiles.h writes (clang config,
+ * wrappers, CMake, Meson, env, pkg-config).
  * Two stages installing the same path with different contents is an error naming both; a
  * result missing from the cache is an error, never a silently smaller sysroot.
  * Assembly happens in a sibling directory renamed into place; a stamp file records which
@@ -11,6 +12,9 @@
 #define CROSSROOT_SYSROOT_H
 
 #include "plan.h"
+
+/* Where `crossroot install` keeps the target's overlay (see overlay.h): WORK/overlays/TARGET */
+char *sysroot_overlay_dir(const struct dirs *d, const char *target);
 
 /* Returns 0, or -1 after error(). */
 int sysroot_assemble(const struct plan *p, const struct target *t);
