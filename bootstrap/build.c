@@ -206,6 +206,9 @@ static char **stage_environment(const struct run *r, const struct node *n)
 	strlist_add(&env, "TERM=dumb");
 	strlist_add(&env, "SOURCE_DATE_EPOCH=1");
 	strlist_take(&env, xasprintf("HOME=%s/home", r->p->dirs.work));
+	/* the run wrappers refuse to run inside a step: a configure check that runs a target
+	 * program must not pass or fail with the host's binfmt registrations */
+	strlist_take(&env, xasprintf("CROSSROOT_STAGE=%s", n->stage->name));
 	char *flags = jobserver_makeflags(&r->js);
 	strlist_take(&env, xasprintf("MAKEFLAGS=%s", flags));
 	free(flags);

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "binfmt.h"
 #include "build.h"
 #include "cache.h"
 #include "plan.h"
@@ -36,6 +37,8 @@ static const char usage[] =
 	"  clean    remove the target's sysroot and scratch files (the caches and overlay stay)\n"
 	"  install  TARGET DIR: copy a DESTDIR tree (libraries you built) into the target's\n"
 	"           overlay, laid over its sysroot now and after every rebuild\n"
+	"  binfmt   register the target's run wrapper with binfmt_misc (root), so its programs\n"
+	"           run when executed directly; --remove unregisters\n"
 	"  prune    bound the caches: keep what the current recipes of every target need and\n"
 	"           the --keep N (default 1) most recently used results per target and stage\n"
 	"\n"
@@ -56,6 +59,7 @@ static const char usage[] =
 	"      --verify       hash every cached download and stage result in full before use\n"
 	"  -k, --keep-going   after a failure, go on with stages that do not depend on it\n"
 	"      --keep N       prune: older results kept per target and stage (default 1)\n"
+	"      --remove       binfmt: unregister the target's entry\n"
 	"      --table FILE   test: also write the support table (pieces, programs by\n"
 	"                     targets) to FILE as Markdown\n"
 	"  -v, --verbose      show every command\n"
@@ -232,10 +236,11 @@ int main(int argc, char **argv)
 		{"keep", required_argument, NULL, 'K'},
 		{"static-only", no_argument, NULL, 'S'}, {"verify", no_argument, NULL, 'Y'},
 		{"table", required_argument, NULL, 'T'},
+		{"remove", no_argument, NULL, 'R'},
 		{NULL, 0, NULL, 0},
 	};
 	bool all = false, offline = false, wait = false, keep_going = false, verbose = false,
-	     static_only = false, verify = false;
+	     static_only = false, verify = false, remove = false;
 	struct strlist mirrors = {0};
 	int keep = 1;
 	long jobs = sysconf(_SC_NPROCESSORS_ONLN);
@@ -278,6 +283,7 @@ int main(int argc, char **argv)
 		case 'S': static_only = true; break;
 		case 'Y': verify = true; break;
 		case 'T': table_arg = optarg; break;
+		case 'R': remove = true; break;
 		case 'h': fputs(usage, stdout); return EXIT_OK;
 		case 'V': printf("crossroot %s\n", CROSSROOT_VERSION); return EXIT_OK;
 		default: fputs(usage, stderr); return EXIT_CONFIG;
@@ -289,7 +295,11 @@ int main(int argc, char **argv)
 	}
 	const char *command = argv[optind++];
 	static const char *const commands[] = {"build", "fetch", "plan", "test", "clean", "prune",
-	                                       "install", NULL};
+	                                       "install", "binfmt", NULL};
+	if (remove && strcmp(command, "binfmt") != 0) {
+		error("--remove is for 'crossroot binfmt', not '%s'", command);
+		return EXIT_CONFIG;
+	}
 	if (table_arg && strcmp(command, "test") != 0) {
 		error("--table is for 'crossroot test', not '%s'", command);
 		return EXIT_CONFIG;
@@ -298,7 +308,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; commands[i]; i++)
 		known |= strcmp(command, commands[i]) == 0;
 	if (!known) {
-		error("unknown command '%s' (commands: build, fetch, plan, test, clean, prune, install)",
+		error("unknown command '%s' (commands: build, fetch, plan, test, clean, prune, install, "
+		      "binfmt)",
 		      command);
 		return EXIT_CONFIG;
 	}
@@ -380,6 +391,15 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < names.n; i++)
 			if (clean_target(&dirs, names.v[i]) < 0)
 				rc = EXIT_FAILED;
+		return rc;
+	}
+	if (strcmp(command, "binfmt") == 0) {
+		for (size_t i = 0; i < names.n; i++) {
+			char *sysroot = path_join(out, names.v[i]);
+			if (binfmt_register(targets[i], sysroot, remove) < 0)
+				rc = EXIT_FAILED;
+			free(sysroot);
+		}
 		return rc;
 	}
 	if (strcmp(command, "test") == 0) {

@@ -57,6 +57,9 @@ if command -v qemu-aarch64-static >/dev/null; then
 	run env LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu LD_PRELOAD=/host.so "$R" "$T/envprint" a 'b c'
 	check "run: arguments pass, host LD_* do not" 0 "a" "b c"
 	assert "no host library path or preload reaches the program" sh -c "! grep -q '^LD_PRELOAD\\|^LD_LIBRARY_PATH=.*x86_64' '$T/out'"
+	run env LD_LIBRARY_PATH="/usr/lib/x86_64-linux-gnu:$T/bt/.libs:/lib64:/opt/x/lib" "$R" "$T/envprint"
+	check "run: a build tree's library directories pass, the host's do not" 0 "LD_LIBRARY_PATH=$T/bt/.libs"
+	assert "only those" grep -qx "LD_LIBRARY_PATH=$T/bt/.libs" "$T/out"
 	run env CROSSROOT_STAGING="$ST" "$R" --staging "$T/two" "$T/envprint"
 	check "run: staging library directories" 0 "LD_LIBRARY_PATH=$ST/usr/lib:$ST/lib:$T/two/usr/lib:$T/two/lib"
 	mkdir -p "$T/lt/.libs"
