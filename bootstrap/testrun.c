@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "run.h"
+#include "searchpaths.h"
 #include "util.h"
 
 struct test {
@@ -336,6 +337,34 @@ static void table_add(struct test_table *table, const char *target, const char *
 	}
 }
 
+/* Before any program: a compile and link of the target see nothing of the host */
+static int check_search_paths(const struct target *t, const char *sysroot, const char *outdir,
+                              bool cxx)
+{
+	char *src = xasprintf("%s/search_paths.%s", outdir, cxx ? "cpp" : "c");
+	char *exe = xasprintf("%s/search_paths", outdir);
+	char *driver = xasprintf("%s/bin/%s-%s", sysroot, t->name, cxx ? "clang++" : "clang");
+	const char *text = cxx ? "#include <cmath>\n#include <iostream>\n"
+	                         "int main() { std::cout << std::sqrt(2.0) << std::endl; }\n"
+	                       : "#include <math.h>\n#include <stdio.h>\n"
+	                         "int main(void) { printf(\"%f\\n\", sqrt(2.0)); return 0; }\n";
+	struct buf report = {0};
+	int rc = write_file_atomic(src, text, strlen(text), 0644);
+	if (rc == 0)
+		rc = searchpaths_check(driver, src, exe, t->static_only, sysroot, &report);
+	if (rc == 0)
+		printf("ok   %-28s %s\n", "search_paths", "no host directory in compile or link");
+	else
+		printf("FAIL %-28s a host directory in compile or link:\n%s", "search_paths",
+		       report.s ? report.s : "");
+	fflush(stdout);
+	buf_release(&report);
+	free(driver);
+	free(exe);
+	free(src);
+	return rc;
+}
+
 int testrun_target(const struct dirs *dirs, const struct target *t, int jobs,
                    struct test_table *table)
 {
@@ -371,6 +400,10 @@ int testrun_target(const struct dirs *dirs, const struct target *t, int jobs,
 	struct strlist names = {0};
 	list_dir(dir, &names);
 	info("testing %s: programs of %s under %s, %d at a time", t->name, dir, t->qemu, jobs);
+	if (check_search_paths(t, sysroot, outdir, has_cxx) == 0)
+		passed++;
+	else
+		failed++;
 	js = xcalloc(names.n, sizeof(*js));
 	for (size_t i = 0; i < names.n; i++) {
 		const char *name = names.v[i];
