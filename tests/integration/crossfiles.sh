@@ -105,6 +105,19 @@ else
 	echo "skip   <target>-run (no qemu-aarch64-static)"
 fi
 
+# the Meson cross file, as Meson 1.0 reads it: one constant for the sysroot, both pkg-config keys
+# (with Meson's own Python)
+meson_py=$(command -v meson >/dev/null && sed -n '1s/^#! *//p' "$(command -v meson)")
+if [ -n "$meson_py" ] && $meson_py -c 'import mesonbuild.coredata' 2>/dev/null; then
+	run $meson_py -c "from mesonbuild.coredata import parse_machine_files as p
+b = p(['$S/share/crossroot/meson-cross.ini'])['binaries']
+print('c=' + b['c'], 'pkgconfig=' + b['pkgconfig'], 'pkg-config=' + b['pkg-config'], 'wrapper=' + b['exe_wrapper'][0])"
+	check "Meson reads the cross file" 0 "c=$S/bin/toy-clang" "pkgconfig=$S/bin/toy-pkg-config" \
+		"pkg-config=$S/bin/toy-pkg-config" "wrapper=$S/bin/toy-run"
+else
+	echo "skip   Meson cross file (no meson)"
+fi
+
 # lld as GNU ld: a version script may name a symbol the library does not define (zlib's
 # does); -Wl,--no-undefined-version restores lld's strictness
 printf 'int f(void) { return 1; }\n' >"$T/v.c"
