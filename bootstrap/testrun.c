@@ -337,6 +337,17 @@ static void table_add(struct test_table *table, const char *target, const char *
 	}
 }
 
+/* "requires: clang_rt.ubsan_minimal": the sysroot's resource directory has that runtime */
+static bool has_runtime(const char *sysroot, const struct target *t, const char *name)
+{
+	char *pattern = xasprintf("%s/usr/lib/clang/*/lib/%s/lib%s.a", sysroot, t->triple, name);
+	glob_t g = {0};
+	bool found = glob(pattern, 0, NULL, &g) == 0 && g.gl_pathc > 0;
+	globfree(&g);
+	free(pattern);
+	return found;
+}
+
 /* Before any program: a compile and link of the target see nothing of the host */
 static int check_search_paths(const struct target *t, const char *sysroot, const char *outdir,
                               bool cxx)
@@ -428,6 +439,10 @@ int testrun_target(const struct dirs *dirs, const struct target *t, int jobs,
 		free(text);
 		if ((strlist_has(&j->test.requires, "c++") || cpp) && !has_cxx)
 			j->skip = "the sysroot has no C++ runtime";
+		for (size_t r = 0; r < j->test.requires.n && !j->skip; r++)
+			if (strncmp(j->test.requires.v[r], "clang_rt.", 9) == 0 &&
+			    !has_runtime(sysroot, t, j->test.requires.v[r]))
+				j->skip = "the sysroot lacks a compiler-rt runtime it needs (the sanitizers stage)";
 		if (t->static_only) {
 			static_links_only(&j->test);
 			if (j->test.links.n == 0)

@@ -158,6 +158,71 @@ check "so does $TARGET-run --staging" 0 "answer 42"
 run sh -c ". '$S/share/crossroot/env.sh' && \$CC -print-prog-name=ld"
 check "libtool's question for the linker names the target's (env.sh)" 0 "$S/bin/aarch64-unknown-linux-musl-ld"
 
+# Meson 1.0 with the cross file alone: the staged dependency through pkg-config, the test
+# run by meson test through the exe_wrapper
+if command -v meson >/dev/null; then
+	mkdir -p "$T/ms"
+	cat >"$T/ms/meson.build" <<'EOT'
+project('ms', 'c')
+dep = dependency('dep')
+exe = executable('ms', 'main.c', dependencies: dep)
+test('answer', exe)
+EOT
+	cp "$T/use/main.c" "$T/ms/main.c"
+	run env CROSSROOT_STAGING="$ST" meson setup --cross-file "$S/share/crossroot/meson-cross.ini" "$T/ms/b" "$T/ms"
+	check "Meson finds the staged dependency with the cross file" 0 "Run-time dependency dep found: YES"
+	run env CROSSROOT_STAGING="$ST" meson test -C "$T/ms/b"
+	check "meson test runs the program under qemu" 0 "Ok:                 1"
+else
+	echo "skip   Meson (not installed)"
+fi
+
+# crossroot install: the staged library becomes part of the sysroot, no flag needed any more
+run $C install $TARGET "$ST"
+check "crossroot install lays the staging directory over the sysroot" 0 "sysroot $TARGET"
+run "$S/bin/$TARGET-clang" "$T/use/main.c" -ldep -o "$T/use-installed"
+check "installed headers and libraries need no flag" 0
+run "$S/bin/$TARGET-run" "$T/use-installed"
+check "and the run wrapper finds the library" 0 "answer 42"
+
+# gdb on a dynamic program: shared libraries come from the sysroot
+if command -v gdb-multiarch >/dev/null; then
+	"$S/bin/$TARGET-clang" -g -O0 "$T/hello.c" -o "$T/hg"
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	"$S/bin/$TARGET-run" -g "$port" "$T/hg" >"$T/hg.out" 2>&1 &
+	run timeout 120 "$S/bin/$TARGET-gdb" -batch -ex "target remote 127.0.0.1:$port" -ex 'break main' \
+		-ex continue -ex 'info sharedlibrary' -ex continue "$T/hg"
+	wait
+	check "gdb stops in main of a dynamic program" 0 "Breakpoint 1, main" "exited normally"
+	assert "its libc is the sysroot's" grep -q "$S/lib/ld-musl-aarch64.so.1\|$S/usr/lib/libc.so" "$T/out"
+fi
+
+# Profile-guided optimisation and coverage, when the sysroot has the sanitizers stage
+if ls "$S"/usr/lib/clang/*/lib/*/libclang_rt.profile.a >/dev/null 2>&1; then
+	cat >"$T/pgo.c" <<'EOT'
+#include <stdio.h>
+static int f(int i) { return i % 3 ? i : -i; }
+int main(void) { long s = 0; for (int i = 0; i < 100000; i++) s += f(i); printf("%ld\n", s); return 0; }
+EOT
+	run "$S/bin/$TARGET-clang" -O2 -fprofile-instr-generate "$T/pgo.c" -o "$T/pgo"
+	check "-fprofile-instr-generate links with no other flag" 0
+	run sh -c "cd '$T' && LLVM_PROFILE_FILE='$T/pgo.profraw' '$S/bin/$TARGET-run' '$T/pgo'"
+	check "the instrumented program runs" 0
+	run llvm-profdata-19 merge -o "$T/pgo.profdata" "$T/pgo.profraw"
+	check "llvm-profdata reads the profile written under qemu" 0
+	run "$S/bin/$TARGET-clang" -O2 -fprofile-instr-use="$T/pgo.profdata" -Werror=profile-instr-unprofiled \
+		-Werror=profile-instr-out-of-date "$T/pgo.c" -o "$T/pgo-opt"
+	check "a rebuild uses it" 0
+	mkdir -p "$T/cov"
+	cp "$T/pgo.c" "$T/cov/cov.c"
+	run sh -c "cd '$T/cov' && '$S/bin/$TARGET-clang' --coverage -c cov.c -o cov.o && '$S/bin/$TARGET-clang' --coverage cov.o -o cov && '$S/bin/$TARGET-run' ./cov"
+	check "--coverage: the program runs" 0
+	run sh -c "cd '$T/cov' && llvm-cov-19 gcov cov.c"
+	check "llvm-cov gcov reads its .gcda" 0 "File 'cov.c'" "Lines executed:100.00% of"
+else
+	echo "skip   profile and coverage (no sanitizers stage in $TARGET)"
+fi
+
 start=$(date +%s%N)
 run $C build $TARGET
 end=$(date +%s%N)
