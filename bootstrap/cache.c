@@ -308,9 +308,12 @@ static int write_record(const char *dir, const char *name, const char *text)
 	return rc;
 }
 
-int cache_publish(const char *dir, const char *key, const char *destdir,
-                  const struct strlist *inputs, const char *owner, double seconds,
-                  char output[DIGEST_HEX_LEN + 1])
+/* Publish `destdir` under `key`; with `expect` (a manifest made elsewhere), only if the tree's
+ * manifest equals it: else nothing is published, *why says where they differ, and 0 is
+ * returned. */
+static int publish(const char *dir, const char *key, const char *destdir, const char *expect,
+                   char **why, const struct strlist *inputs, const char *owner, double seconds,
+                   char output[DIGEST_HEX_LEN + 1])
 {
 	char *tmp = xasprintf("%s/.tmp-%s-%ld", dir, key, (long)getpid());
 	char *files = path_join(tmp, "files");
@@ -331,6 +334,12 @@ int cache_publish(const char *dir, const char *key, const char *destdir,
 	}
 	if (walk_tree(&w, files, "") < 0)
 		goto out;
+	if (expect && strcmp(w.out.s, expect) != 0) {
+		*why = first_difference(expect, w.out.s);
+		remove_tree(tmp);
+		rc = 0;
+		goto out;
+	}
 	struct digest d;
 	digest_init(&d);
 	digest_update(&d, w.out.s, w.out.len);
@@ -362,6 +371,8 @@ int cache_publish(const char *dir, const char *key, const char *destdir,
 			rc = -1;
 		}
 	}
+	if (expect && rc == 0)
+		rc = 1;
 out:
 	if (rc < 0)
 		remove_tree(tmp);
@@ -371,6 +382,21 @@ out:
 	free(files);
 	free(result);
 	return rc;
+}
+
+int cache_publish(const char *dir, const char *key, const char *destdir,
+                  const struct strlist *inputs, const char *owner, double seconds,
+                  char output[DIGEST_HEX_LEN + 1])
+{
+	return publish(dir, key, destdir, NULL, NULL, inputs, owner, seconds, output);
+}
+
+int cache_publish_expected(const char *dir, const char *key, const char *destdir,
+                           const char *manifest, char **why, const struct strlist *inputs,
+                           const char *owner, char output[DIGEST_HEX_LEN + 1])
+{
+	*why = NULL;
+	return publish(dir, key, destdir, manifest, why, inputs, owner, 0, output);
 }
 
 /* ---- union of results into a directory ---- */

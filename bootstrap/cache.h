@@ -46,6 +46,14 @@ int cache_publish(const char *dir, const char *key, const char *destdir,
                   const struct strlist *inputs, const char *owner, double seconds,
                   char output[DIGEST_HEX_LEN + 1]);
 
+/* cache_publish for a result made elsewhere (the remote cache, remote.h): `destdir` is
+ * published only if the manifest it gets here, modes normalised and every file hashed, equals
+ * `manifest` byte for byte. Returns 1 (published, `output` set), 0 (it differs: nothing is
+ * published, `destdir` is removed, *why names the first differing line; free it) or -1. */
+int cache_publish_expected(const char *dir, const char *key, const char *destdir,
+                           const char *manifest, char **why, const struct strlist *inputs,
+                           const char *owner, char output[DIGEST_HEX_LEN + 1]);
+
 /* Union of several results, by their manifests: the set of paths each installs. Two results
  * that install the same path with different contents are an error naming both. */
 struct cache_union {
