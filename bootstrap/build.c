@@ -16,6 +16,7 @@
 
 #include "cache.h"
 #include "extract.h"
+#include "remote.h"
 #include "run.h"
 #include "scheduler.h"
 #include "sysroot.h"
@@ -343,6 +344,9 @@ static int prepare(void *ctx, struct node *n)
 			info("cached  %s: its dependencies' output did not change", n->label);
 			return 1;
 		}
+		int pulled = remote_pull_stage(r->o->remote, r->p, n);
+		if (pulled != 0)
+			return pulled;
 	}
 	/* A stage two targets share is built once: the second waits, then takes the result */
 	if (twin_of(r->p, n, true))
@@ -458,6 +462,7 @@ static pid_t child_ended(void *ctx, struct node *n, int status)
 	remember_seconds(r->p, n);
 	remove_tree(n->base);
 	info("done    %s in %s", n->label, format_duration(n->seconds, took));
+	remote_push_stage(r->o->remote, r->p, n);
 	return 0;
 }
 
@@ -593,6 +598,8 @@ int build_run(struct plan *p, const struct build_options *o)
 {
 	double started = now_seconds();
 	struct run r = {.p = p, .o = o};
+	if (remote_pull_plan(o->remote, p) < 0)
+		return EXIT_FAILED;
 	size_t todo = 0;
 	for (size_t i = 0; i < p->n_nodes; i++)
 		if (p->nodes[i]->state == NODE_WAITING || p->nodes[i]->state == NODE_PENDING)

@@ -19,10 +19,13 @@
 #include "fetch.h"
 #include "plan.h"
 
+struct remote_cache;
+
 struct build_options {
 	struct fetch_options fetch;
 	bool verbose;               /* show every step's command */
 	bool keep_going;            /* start independent stages after a failure */
+	struct remote_cache *remote;    /* pull before building, push after (remote.h); or NULL */
 };
 
 /* Fetch the sources of every tree the plan still has to extract. Returns an exit code. */

@@ -19,6 +19,7 @@
 #include "plan.h"
 #include "overlay.h"
 #include "recipes.h"
+#include "remote.h"
 #include "sysroot.h"
 #include "testrun.h"
 #include "toolchain.h"
@@ -41,6 +42,8 @@ static const char usage[] =
 	"           run when executed directly; --remove unregisters\n"
 	"  prune    bound the caches: keep what the current recipes of every target need and\n"
 	"           the --keep N (default 1) most recently used results per target and stage\n"
+	"  key      generate [FILE]: a key to sign remote cache entries with (prints its public\n"
+	"           key); public FILE: print a key's public key\n"
 	"\n"
 	"options:\n"
 	"  -a, --all          every target in targets/\n"
@@ -53,6 +56,10 @@ static const char usage[] =
 	"      --mirror URL   ask this mirror (URL or directory) before the origins; repeatable;\n"
 	"                     also read, one per line, from $CROSSROOT_MIRRORS or\n"
 	"                     ~/.config/crossroot/mirrors\n"
+	"      --remote-cache URL  pull stage results from this HTTP(S) cache before building;\n"
+	"                     also 'url =' in ~/.config/crossroot/remote-cache (README)\n"
+	"      --remote-cache-mode read|read-write  read-write also pushes what is built\n"
+	"                     (signed with the configured signing-key); default read\n"
 	"      --wait         wait for another crossroot using the work directory or cache\n"
 	"      --static-only  static runtimes only (as a target's 'static: true'): no shared\n"
 	"                     library is built, and the compilers link statically\n"
@@ -237,6 +244,8 @@ int main(int argc, char **argv)
 		{"static-only", no_argument, NULL, 'S'}, {"verify", no_argument, NULL, 'Y'},
 		{"table", required_argument, NULL, 'T'},
 		{"remove", no_argument, NULL, 'R'},
+		{"remote-cache", required_argument, NULL, 'U'},
+		{"remote-cache-mode", required_argument, NULL, 'M'},
 		{NULL, 0, NULL, 0},
 	};
 	bool all = false, offline = false, wait = false, keep_going = false, verbose = false,
@@ -245,7 +254,7 @@ int main(int argc, char **argv)
 	int keep = 1;
 	long jobs = sysconf(_SC_NPROCESSORS_ONLN);
 	const char *root_arg = ".", *work_arg = NULL, *cache_arg = getenv("CROSSROOT_CACHE"),
-	           *out_arg = NULL, *table_arg = NULL;
+	           *out_arg = NULL, *table_arg = NULL, *remote_arg = NULL, *remote_mode_arg = NULL;
 	if (cache_arg && !*cache_arg)
 		cache_arg = NULL;   /* empty is unset, not the current directory */
 	int c;
@@ -284,6 +293,8 @@ int main(int argc, char **argv)
 		case 'Y': verify = true; break;
 		case 'T': table_arg = optarg; break;
 		case 'R': remove = true; break;
+		case 'U': remote_arg = optarg; break;
+		case 'M': remote_mode_arg = optarg; break;
 		case 'h': fputs(usage, stdout); return EXIT_OK;
 		case 'V': printf("crossroot %s\n", CROSSROOT_VERSION); return EXIT_OK;
 		default: fputs(usage, stderr); return EXIT_CONFIG;
@@ -294,6 +305,8 @@ int main(int argc, char **argv)
 		return EXIT_CONFIG;
 	}
 	const char *command = argv[optind++];
+	if (strcmp(command, "key") == 0)
+		return remote_key_command(argc - optind, argv + optind);
 	static const char *const commands[] = {"build", "fetch", "plan", "test", "clean", "prune",
 	                                       "install", "binfmt", NULL};
 	if (remove && strcmp(command, "binfmt") != 0) {
@@ -309,7 +322,7 @@ int main(int argc, char **argv)
 		known |= strcmp(command, commands[i]) == 0;
 	if (!known) {
 		error("unknown command '%s' (commands: build, fetch, plan, test, clean, prune, install, "
-		      "binfmt)",
+		      "binfmt, key)",
 		      command);
 		return EXIT_CONFIG;
 	}
@@ -414,6 +427,14 @@ int main(int argc, char **argv)
 	}
 	if (read_mirror_file(&mirrors) < 0)
 		return EXIT_CONFIG;
+	/* the remote stage cache: what to pull before building, and push after */
+	struct remote_cache remote = {0};
+	const char *ca_env = getenv("CROSSROOT_CA_BUNDLE");
+	const char *stall_env = getenv("CROSSROOT_STALL_SECONDS");
+	if (strcmp(command, "build") == 0 && !offline &&
+	    remote_configure(&remote, remote_arg, remote_mode_arg, ca_env && *ca_env ? ca_env : NULL,
+	                     stall_env ? atol(stall_env) : 0) < 0)
+		return EXIT_CONFIG;
 	struct host_llvm host;
 	char *hash_cache = path_join(work, "state/file-hashes");
 	char *state = path_join(work, "state");
@@ -442,6 +463,7 @@ int main(int argc, char **argv)
 		          .offline = offline, .verify = verify},
 		.verbose = verbose,
 		.keep_going = keep_going,
+		.remote = remote.url ? &remote : NULL,
 	};
 	const char *stall = getenv("CROSSROOT_STALL_SECONDS");
 	if (stall && atol(stall) > 0)
@@ -478,6 +500,7 @@ int main(int argc, char **argv)
 		rc = build_run(&plan, &bo);
 	}
 	plan_release(&plan);
+	remote_release(&remote);
 	toolchain_host_release(&host);
 	if (cache_lock_fd >= 0)
 		close(cache_lock_fd);

@@ -1,0 +1,1004 @@
+/* remote: the stage cache shared over HTTP: configuration, pull (verify, unpack, publish),
+ * push (pack, sign, upload), key files. See remote.h. */
+#define _GNU_SOURCE
+#include "remote.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cache.h"
+#include "digest.h"
+
+#define SIG_HEADER "crossroot-remote-signature 1\n"
+#define MANIFEST_HEADER "crossroot-manifest 2\n"
+#define MAX_SIG_BYTES (64LL << 10)
+#define MAX_MANIFEST_BYTES (256LL << 20)
+
+/* ---- configuration ---- */
+
+/* $XDG_CONFIG_HOME/crossroot or ~/.config/crossroot, or NULL */
+static char *config_dir(void)
+{
+	const char *config = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+	if (config && *config)
+		return xasprintf("%s/crossroot", config);
+	if (home && *home)
+		return xasprintf("%s/.config/crossroot", home);
+	return NULL;
+}
+
+static char *trim(char *s)
+{
+	s += strspn(s, " \t");
+	char *end = s + strlen(s);
+	while (end > s && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+		*--end = '\0';
+	return s;
+}
+
+/* A path named in the configuration file: ~/ is $HOME, a relative one is relative to the
+ * file's directory. */
+static char *config_file_path(const char *config, const char *value)
+{
+	const char *home = getenv("HOME");
+	if (value[0] == '~' && value[1] == '/' && home)
+		return xasprintf("%s/%s", home, value + 2);
+	if (value[0] == '/')
+		return xstrdup(value);
+	const char *slash = strrchr(config, '/');
+	return slash ? xasprintf("%.*s/%s", (int)(slash - config), config, value) : xstrdup(value);
+}
+
+static int read_config(struct remote_cache *r, char **url, char **mode, char **key_file)
+{
+	char *text = read_file(r->config, NULL);
+	if (!text)
+		return -1;
+	int rc = 0;
+	size_t line_no = 0;
+	for (char *line = text, *next; line && rc == 0; line = next) {
+		line_no++;
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		line[strcspn(line, "#")] = '\0';
+		line = trim(line);
+		if (!*line)
+			continue;
+		char *eq = strchr(line, '=');
+		if (!eq) {
+			error("%s:%zu: expected 'name = value', not '%s'", r->config, line_no, line);
+			rc = -1;
+			break;
+		}
+		*eq = '\0';
+		char *name = trim(line), *value = trim(eq + 1);
+		char **slot = strcmp(name, "url") == 0 ? url : strcmp(name, "mode") == 0 ? mode
+		              : strcmp(name, "signing-key") == 0 ? key_file : NULL;
+		if (!*value) {
+			error("%s:%zu: '%s' has no value", r->config, line_no, name);
+			rc = -1;
+		} else if (slot) {
+			free(*slot);
+			*slot = slot == key_file ? config_file_path(r->config, value) : xstrdup(value);
+		} else if (strcmp(name, "trusted-key") == 0) {
+			if (!sign_public_valid(value)) {
+				error("%s:%zu: '%s' is not a public key ('ed25519:' and 64 hex digits, as "
+				      "'crossroot key generate' prints)", r->config, line_no, value);
+				rc = -1;
+			} else if (!strlist_has(&r->trusted, value))
+				strlist_add(&r->trusted, value);
+		} else {
+			error("%s:%zu: unknown name '%s' (names: url, mode, signing-key, trusted-key)",
+			      r->config, line_no, name);
+			rc = -1;
+		}
+	}
+	free(text);
+	return rc;
+}
+
+int remote_configure(struct remote_cache *r, const char *url, const char *mode,
+                     const char *ca_bundle, long stall_seconds)
+{
+	memset(r, 0, sizeof(*r));
+	r->ca_bundle = ca_bundle;
+	r->stall_seconds = stall_seconds > 0 ? stall_seconds : 30;
+	char *file_url = NULL, *file_mode = NULL, *key_file = NULL;
+	int rc = 0;
+	const char *env = getenv("CROSSROOT_REMOTE_CACHE_CONFIG");
+	if (env && *env) {
+		r->config = xstrdup(env);   /* named: it must exist */
+	} else {
+		char *dir = config_dir();
+		char *path = dir ? path_join(dir, "remote-cache") : NULL;
+		if (path && path_exists(path))
+			r->config = path;
+		else
+			free(path);
+		free(dir);
+	}
+	if (r->config)
+		rc = read_config(r, &file_url, &file_mode, &key_file);
+	const char *where = r->config ? r->config : "~/.config/crossroot/remote-cache";
+	const char *u = url ? url : file_url;
+	const char *m = mode ? mode : file_mode;
+	if (rc == 0 && m && strcmp(m, "read") != 0 && strcmp(m, "read-write") != 0) {
+		error("%s: the remote cache's mode is 'read' or 'read-write', not '%s'",
+		      mode ? "--remote-cache-mode" : where, m);
+		rc = -1;
+	}
+	if (rc == 0 && !u && mode) {
+		error("--remote-cache-mode needs a remote cache: --remote-cache URL, or 'url = URL' in "
+		      "%s", where);
+		rc = -1;
+	}
+	if (rc == 0 && u) {
+		if (strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0) {
+			error("remote cache '%s' (%s): an http:// or https:// URL is needed", u,
+			      url ? "--remote-cache" : where);
+			rc = -1;
+		}
+		r->url = xstrdup(u);
+		size_t len = strlen(r->url);
+		while (len > 0 && r->url[len - 1] == '/')
+			r->url[--len] = '\0';
+		r->push = m && strcmp(m, "read-write") == 0;
+	}
+	if (rc == 0 && r->url && key_file && !(r->signer = sign_load(key_file)))
+		rc = -1;
+	if (rc == 0 && r->url && r->push && !r->signer) {
+		error("the remote cache's read-write mode needs a key to sign with: 'signing-key = FILE' "
+		      "in %s ('crossroot key generate' makes one)", where);
+		rc = -1;
+	}
+	if (rc == 0 && r->signer) {
+		char own[SIGN_PUBLIC_LEN + 1];
+		sign_public(r->signer, own);
+		if (!strlist_has(&r->trusted, own))
+			strlist_add(&r->trusted, own);
+	}
+	if (rc == 0 && r->url && r->trusted.n == 0) {
+		error("the remote cache %s has no trusted key, so nothing from it could be used: list "
+		      "one as 'trusted-key = ed25519:...' in %s", r->url, where);
+		rc = -1;
+	}
+	if (rc == 0 && r->url) {
+		curl_global_init(CURL_GLOBAL_DEFAULT);
+		if (!(r->curl = curl_easy_init()))
+			abort();
+	}
+	free(file_url);
+	free(file_mode);
+	free(key_file);
+	if (rc < 0)
+		remote_release(r);
+	return rc;
+}
+
+void remote_release(struct remote_cache *r)
+{
+	if (r->curl) {
+		curl_easy_cleanup(r->curl);
+		curl_global_cleanup();
+	}
+	free(r->url);
+	free(r->config);
+	strlist_release(&r->trusted);
+	sign_key_free(r->signer);
+	memset(r, 0, sizeof(*r));
+}
+
+/* ---- HTTP ---- */
+
+struct http {
+	CURLcode code;
+	long status;
+	char errbuf[CURL_ERROR_SIZE];
+	struct curl_slist *headers;
+};
+
+/* Ctrl-C ends a transfer at once. */
+static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
+{
+	(void)arg, (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	return interrupted ? 1 : 0;
+}
+
+/* The handle, reset, with what every request gets: errors as failures, web protocols only,
+ * TLS verified (a private CA bundle may replace the system's), a stall timeout. */
+static CURL *request(struct remote_cache *r, const char *url, struct http *h)
+{
+	CURL *c = r->curl;
+	curl_easy_reset(c);
+	memset(h, 0, sizeof(*h));
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, h->errbuf);
+	curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 8L);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, r->stall_seconds);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "crossroot/" CROSSROOT_VERSION);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+	if (r->ca_bundle)
+		curl_easy_setopt(c, CURLOPT_CAINFO, r->ca_bundle);
+	return c;
+}
+
+static void perform(struct remote_cache *r, struct http *h)
+{
+	h->code = curl_easy_perform(r->curl);
+	curl_easy_getinfo(r->curl, CURLINFO_RESPONSE_CODE, &h->status);
+	curl_slist_free_all(h->headers);
+	h->headers = NULL;
+}
+
+static const char *http_problem(const struct http *h, char *out, size_t n)
+{
+	if (h->code == CURLE_HTTP_RETURNED_ERROR)
+		snprintf(out, n, "HTTP status %ld", h->status);
+	else
+		snprintf(out, n, "%s", h->errbuf[0] ? h->errbuf : curl_easy_strerror(h->code));
+	return out;
+}
+
+/* Not an answer from the server nor our own refusal of what it sent: it cannot be reached
+ * (refused, reset, timed out, cut off). */
+static bool unreachable(const struct http *h)
+{
+	return h->code != CURLE_OK && h->code != CURLE_HTTP_RETURNED_ERROR &&
+	       h->code != CURLE_WRITE_ERROR && h->code != CURLE_READ_ERROR;
+}
+
+/* Where a download goes: memory or a file, hashed, never past `limit` bytes. */
+struct sink {
+	struct buf b;
+	int fd;                     /* -1: into b */
+	struct digest d;
+	long long bytes, limit;
+	bool too_large;
+	int write_errno;
+};
+
+static size_t to_sink(char *data, size_t size, size_t count, void *arg)
+{
+	struct sink *s = arg;
+	size_t n = size * count;
+	if (s->bytes + (long long)n > s->limit) {
+		s->too_large = true;
+		return 0;
+	}
+	s->bytes += (long long)n;
+	if (s->fd < 0) {
+		buf_add(&s->b, data, n);
+		return n;
+	}
+	for (size_t off = 0; off < n;) {
+		ssize_t w = write(s->fd, data + off, n - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) {
+			s->write_errno = errno;
+			return 0;
+		}
+		off += (size_t)w;
+	}
+	digest_update(&s->d, data, n);
+	return n;
+}
+
+/* GET `url` into `s` (set up by the caller). */
+static void get(struct remote_cache *r, const char *url, struct sink *s, struct http *h)
+{
+	CURL *c = request(r, url, h);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, to_sink);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, s);
+	perform(r, h);
+}
+
+/* PUT `size` bytes of `f` to `url`. */
+static void put(struct remote_cache *r, const char *url, FILE *f, long long size, struct http *h)
+{
+	CURL *c = request(r, url, h);
+	curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
+	curl_easy_setopt(c, CURLOPT_READDATA, f);
+	curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)size);
+	perform(r, h);
+}
+
+static void put_text(struct remote_cache *r, const char *url, const char *text, struct http *h)
+{
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	if (!f)
+		abort();
+	put(r, url, f, (long long)strlen(text), h);
+	fclose(f);
+}
+
+static void delete(struct remote_cache *r, const char *url, struct http *h)
+{
+	CURL *c = request(r, url, h);
+	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "DELETE");
+	perform(r, h);
+}
+
+static void move(struct remote_cache *r, const char *url, const char *to, struct http *h)
+{
+	CURL *c = request(r, url, h);
+	char *destination = xasprintf("Destination: %s", to);
+	h->headers = curl_slist_append(h->headers, destination);
+	h->headers = curl_slist_append(h->headers, "Overwrite: T");
+	free(destination);
+	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "MOVE");
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h->headers);
+	perform(r, h);
+}
+
+/* ---- manifests, packing and unpacking ---- */
+
+struct item {
+	char kind;                  /* 'd', 'f', 'l' */
+	unsigned mode;
+	long long size;
+	const char *target;         /* l */
+	const char *path;
+	bool seen;
+};
+
+/* Split manifest text (changed in place) into items, in its order. -1 if malformed. */
+static int parse_items(char *text, struct item **out, size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	if (strncmp(text, MANIFEST_HEADER, strlen(MANIFEST_HEADER)) != 0)
+		return -1;
+	size_t cap = 0;
+	for (char *line = text + strlen(MANIFEST_HEADER); *line;) {
+		char *end = strchr(line, '\n');
+		if (!end)
+			return -1;
+		*end = '\0';
+		char *f[5] = {0};
+		size_t nf = 0;
+		for (char *p = line; p && nf < 5; nf++) {
+			f[nf] = p;
+			p = strchr(p, '\t');
+			if (p)
+				*p++ = '\0';
+		}
+		struct item it = {.kind = f[0][0]};
+		if (f[0][1] == '\0' && it.kind == 'd' && nf == 3) {
+			it.mode = (unsigned)strtoul(f[1], NULL, 8);
+			it.path = f[2];
+		} else if (f[0][1] == '\0' && it.kind == 'f' && nf == 5) {
+			it.mode = (unsigned)strtoul(f[1], NULL, 8);
+			it.size = atoll(f[2]);
+			it.path = f[4];
+		} else if (f[0][1] == '\0' && it.kind == 'l' && nf == 3) {
+			it.target = f[1];
+			it.path = f[2];
+		} else
+			return -1;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 256;
+			*out = xrealloc(*out, cap * sizeof(**out));
+		}
+		(*out)[(*n)++] = it;
+		line = end + 1;
+	}
+	return 0;
+}
+
+static int item_by_path(const void *a, const void *b)
+{
+	return strcmp(((const struct item *)a)->path, ((const struct item *)b)->path);
+}
+
+/* The result's files as a deterministic tar.zst: entries in manifest order, each made here
+ * from the manifest (modes, owner 0, mtime 0), nothing from the file system but the bytes. */
+static int pack(const char *files, const struct item *items, size_t n, const char *out_path)
+{
+	struct archive *a = archive_write_new();
+	struct archive_entry *e = archive_entry_new();
+	int rc = -1;
+	if (archive_write_add_filter_zstd(a) != ARCHIVE_OK ||
+	    archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
+	    archive_write_open_filename(a, out_path) != ARCHIVE_OK) {
+		error("cannot write '%s': %s", out_path, archive_error_string(a));
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct item *it = &items[i];
+		archive_entry_clear(e);
+		archive_entry_set_pathname(e, it->path);
+		archive_entry_set_mtime(e, 0, 0);
+		archive_entry_set_uid(e, 0);
+		archive_entry_set_gid(e, 0);
+		archive_entry_set_filetype(e, it->kind == 'd' ? AE_IFDIR : it->kind == 'l' ? AE_IFLNK
+		                                                                           : AE_IFREG);
+		archive_entry_set_perm(e, it->kind == 'l' ? 0777 : it->mode);
+		if (it->kind == 'l')
+			archive_entry_set_symlink(e, it->target);
+		archive_entry_set_size(e, it->kind == 'f' ? it->size : 0);
+		int fd = -1;
+		char *from = path_join(files, it->path);
+		if (it->kind == 'f' && (fd = open(from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+			error("cannot open '%s':", from);
+		else if (archive_write_header(a, e) != ARCHIVE_OK)
+			error("cannot write '%s': %s", out_path, archive_error_string(a));
+		else if (it->kind != 'f')
+			rc = 0;
+		else {
+			static char chunk[1 << 16];
+			long long total = 0;
+			ssize_t got;
+			while ((got = read(fd, chunk, sizeof(chunk))) > 0 &&
+			       archive_write_data(a, chunk, (size_t)got) == got)
+				total += got;
+			if (got < 0)
+				error("cannot read '%s':", from);
+			else if (got > 0)
+				error("cannot write '%s': %s", out_path, archive_error_string(a));
+			else if (total != it->size)
+				error("'%s' changed since it was published (%lld bytes, not %lld)", from, total,
+				      it->size);
+			else
+				rc = 0;
+		}
+		if (fd >= 0)
+			close(fd);
+		free(from);
+		if (rc < 0)
+			goto out;
+		rc = -1;
+	}
+	if (archive_write_close(a) != ARCHIVE_OK)
+		error("cannot write '%s': %s", out_path, archive_error_string(a));
+	else
+		rc = 0;
+out:
+	archive_entry_free(e);
+	archive_write_free(a);
+	return rc;
+}
+
+/* Unpack `archive_path` into the directory `dest`: each entry must be an item of the (signed)
+ * manifest, of its type, size and link target, and appear once. Returns 0; 1 if the archive is
+ * refused (`why` says why); -1 on a local error. Entry names are taken relative to `dest`
+ * (entered for the time being), with libarchive's secure flags: no absolute path, no `..`,
+ * nothing through a link. */
+static int unpack(const char *archive_path, const char *dest, struct item *items, size_t n,
+                  struct buf *why)
+{
+	struct archive *in = archive_read_new();
+	struct archive *out = archive_write_disk_new();
+	archive_read_support_filter_zstd(in);
+	archive_read_support_format_tar(in);
+	archive_write_disk_set_options(out, ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_SECURE_NODOTDOT |
+	                               ARCHIVE_EXTRACT_SECURE_SYMLINKS |
+	                               ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS |
+	                               ARCHIVE_EXTRACT_NO_OVERWRITE);
+	int rc = -1;
+	int cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cwd < 0 || chdir(dest) < 0) {
+		error("cannot enter '%s':", dest);
+		goto out;
+	}
+	if (archive_read_open_filename(in, archive_path, 1 << 17) != ARCHIVE_OK) {
+		buf_printf(why, "its data cannot be read: %s", archive_error_string(in));
+		rc = 1;
+		goto back;
+	}
+	for (;;) {
+		struct archive_entry *e;
+		int r = archive_read_next_header(in, &e);
+		if (r == ARCHIVE_EOF)
+			break;
+		if (r != ARCHIVE_OK) {
+			buf_printf(why, "its data is damaged: %s", archive_error_string(in));
+			rc = 1;
+			goto back;
+		}
+		const char *name = archive_entry_pathname(e);
+		/* tar writers end a directory's name with '/' */
+		char *bare = xstrdup(name ? name : "");
+		size_t len = strlen(bare);
+		while (len > 1 && bare[len - 1] == '/')
+			bare[--len] = '\0';
+		struct item key = {.path = bare};
+		struct item *it = bsearch(&key, items, n, sizeof(*items), item_by_path);
+		mode_t type = archive_entry_filetype(e);
+		const char *link = archive_entry_symlink(e);
+		bool fits = it && !it->seen &&
+		            ((it->kind == 'd' && type == AE_IFDIR) ||
+		             (it->kind == 'f' && type == AE_IFREG && archive_entry_size(e) == it->size) ||
+		             (it->kind == 'l' && type == AE_IFLNK && link && !strcmp(link, it->target)));
+		bool refused = !fits || archive_entry_hardlink(e);
+		if (refused)
+			buf_printf(why, "its data holds '%s', which the signed manifest %s", bare,
+			           !it ? "does not list" : it->seen ? "lists once" :
+			           "lists with another type, size or link target");
+		free(bare);
+		if (refused) {
+			rc = 1;
+			goto back;
+		}
+		it->seen = true;
+		if (archive_write_header(out, e) != ARCHIVE_OK) {
+			error("cannot create '%s/%s': %s", dest, name, archive_error_string(out));
+			goto back;
+		}
+		const void *block;
+		size_t size;
+		la_int64_t offset;
+		while ((r = archive_read_data_block(in, &block, &size, &offset)) == ARCHIVE_OK)
+			if (archive_write_data_block(out, block, size, offset) < ARCHIVE_OK) {
+				error("cannot write '%s/%s': %s", dest, name, archive_error_string(out));
+				goto back;
+			}
+		if (r != ARCHIVE_EOF) {
+			buf_printf(why, "its data is damaged at '%s': %s", name, archive_error_string(in));
+			rc = 1;
+			goto back;
+		}
+		/* a warning here is a size or mode that could not be set: not a complete file */
+		if (archive_write_finish_entry(out) != ARCHIVE_OK) {
+			error("cannot write '%s/%s': %s", dest, name, archive_error_string(out));
+			goto back;
+		}
+	}
+	if (archive_write_close(out) != ARCHIVE_OK)
+		error("cannot finish '%s': %s", dest, archive_error_string(out));
+	else
+		rc = 0;
+back:
+	if (fchdir(cwd) < 0) {
+		error("cannot return to the working directory:");
+		rc = -1;
+	}
+out:
+	if (cwd >= 0)
+		close(cwd);
+	archive_read_free(in);
+	archive_write_free(out);
+	return rc;
+}
+
+/* The message a signature is over: see remote.h. */
+static char *signed_message(const char *key, const char *output, const char *data_sha,
+                            long long data_size)
+{
+	return xasprintf("crossroot-remote-entry 1\nkey %s\noutput %s\ndata %s %lld\n", key, output,
+	                 data_sha, data_size);
+}
+
+static void text_digest(const char *text, size_t len, char hex[DIGEST_HEX_LEN + 1])
+{
+	struct digest d;
+	digest_init(&d);
+	digest_update(&d, text, len);
+	digest_final(&d, hex);
+}
+
+/* ---- pull ---- */
+
+struct signature_file {
+	char public_key[SIGN_PUBLIC_LEN + 1];
+	char data_sha[DIGEST_HEX_LEN + 1];
+	long long data_size;
+	char signature[SIGN_SIGNATURE_LEN + 1];
+};
+
+static bool parse_signature_file(const char *text, struct signature_file *s)
+{
+	return sscanf(text, SIG_HEADER "public-key %72s\ndata %64s %lld\nsignature %128s",
+	              s->public_key, s->data_sha, &s->data_size, s->signature) == 4 &&
+	       strncmp(text, SIG_HEADER, strlen(SIG_HEADER)) == 0 &&
+	       sign_public_valid(s->public_key) && digest_is_valid_hex(s->data_sha) &&
+	       s->data_size >= 0 && strlen(s->signature) == SIGN_SIGNATURE_LEN;
+}
+
+/* The request `what` (method and URL) failed: a warning, and a server that cannot be
+ * reached is not asked again in this run. */
+static void request_failed(struct remote_cache *r, const char *entry, const char *what,
+                           const struct http *h, const char *label, bool pulling)
+{
+	char why[CURL_ERROR_SIZE + 32];
+	http_problem(h, why, sizeof(why));
+	if (interrupted)
+		return;   /* the run stops; it says so itself */
+	if (unreachable(h)) {
+		r->unreachable = true;
+		if (pulling)
+			warn("remote cache %s cannot be reached (%s of entry %s: %s); building %s here, "
+			     "and not asking the remote cache again in this run", r->url, what, entry, why,
+			     label);
+		else
+			warn("remote cache %s cannot be reached (%s %s: %s): %s is not pushed, and the "
+			     "remote cache is not used again in this run", r->url, what, entry, why, label);
+	} else if (pulling)
+		warn("remote cache entry %s: %s failed: %s; building %s here", entry, what, why, label);
+	else
+		warn("cannot push %s to the remote cache: %s %s failed: %s", label, what, entry, why);
+}
+
+/* 1 pulled and published, 0 not, -1 local error. */
+static int pull(struct remote_cache *r, const char *stage_cache, const char *key,
+                const char *label, const struct strlist *inputs, const char *owner,
+                char output[DIGEST_HEX_LEN + 1])
+{
+	char *entry = xasprintf("%s/%s", r->url, key);
+	char *sig_url = xasprintf("%s.sig", entry), *manifest_url = xasprintf("%s.manifest", entry);
+	char *data_url = xasprintf("%s.tar.zst", entry);
+	char *tmp = xasprintf("%s/.tmp-pull-%s-%ld", stage_cache, key, (long)getpid());
+	char *data = path_join(tmp, "data.tar.zst"), *files = path_join(tmp, "files");
+	struct sink sig = {.fd = -1, .limit = MAX_SIG_BYTES};
+	struct sink manifest = {.fd = -1, .limit = MAX_MANIFEST_BYTES};
+	struct sink body = {.fd = -1};
+	struct buf refused = {0};
+	struct http h;
+	struct item *items = NULL;
+	size_t n_items = 0;
+	char *message = NULL, *copy = NULL, *difference = NULL;
+	int rc = 0;
+	double started = now_seconds();
+
+	get(r, sig_url, &sig, &h);
+	if (h.code == CURLE_HTTP_RETURNED_ERROR && (h.status == 404 || h.status == 410))
+		goto out;   /* not there: nothing to say */
+	if (h.code != CURLE_OK) {
+		if (sig.too_large)
+			buf_printf(&refused, "its signature file is larger than %lld bytes", MAX_SIG_BYTES);
+		else
+			request_failed(r, entry, "GET .sig", &h, label, true);
+		goto out;
+	}
+	struct signature_file s;
+	if (!sig.b.s || memchr(sig.b.s, '\0', sig.b.len) || !parse_signature_file(sig.b.s, &s)) {
+		buf_puts(&refused, "its signature file is malformed");
+		goto out;
+	}
+	if (!strlist_has(&r->trusted, s.public_key)) {
+		buf_printf(&refused, "it is signed by %s, which is not a trusted key (trusted-key in %s)",
+		           s.public_key, r->config ? r->config : "~/.config/crossroot/remote-cache");
+		goto out;
+	}
+	get(r, manifest_url, &manifest, &h);
+	if (h.code != CURLE_OK) {
+		if (manifest.too_large)
+			buf_printf(&refused, "its manifest is larger than %lld bytes", MAX_MANIFEST_BYTES);
+		else
+			request_failed(r, entry, "GET .manifest", &h, label, true);
+		goto out;
+	}
+	char id[DIGEST_HEX_LEN + 1];
+	const char *text = manifest.b.s ? manifest.b.s : "";
+	text_digest(text, manifest.b.len, id);
+	message = signed_message(key, id, s.data_sha, s.data_size);
+	if (!sign_verify(s.public_key, s.signature, message, strlen(message))) {
+		buf_printf(&refused, "its signature by %s does not verify over its key, manifest and "
+		           "data hash", s.public_key);
+		goto out;
+	}
+	copy = xstrdup(text);
+	if (memchr(text, '\0', manifest.b.len) || parse_items(copy, &items, &n_items) < 0) {
+		buf_puts(&refused, "its signed manifest is malformed");
+		goto out;
+	}
+	qsort(items, n_items, sizeof(*items), item_by_path);
+	/* the data: streamed to a file, hashed, never past its signed size */
+	rc = -1;
+	if (remove_tree(tmp) < 0 || mkdir_p(files, 0755) < 0)
+		goto out;
+	body.fd = open(data, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (body.fd < 0) {
+		error("cannot create '%s':", data);
+		goto out;
+	}
+	rc = 0;
+	body.limit = s.data_size;
+	digest_init(&body.d);
+	get(r, data_url, &body, &h);
+	char data_sha[DIGEST_HEX_LEN + 1];
+	digest_final(&body.d, data_sha);
+	if (body.write_errno) {
+		errno = body.write_errno;
+		error("cannot write '%s':", data);
+		rc = -1;
+		goto out;
+	}
+	if (h.code != CURLE_OK && !body.too_large) {
+		request_failed(r, entry, "GET .tar.zst", &h, label, true);
+		goto out;
+	}
+	if (body.too_large) {
+		buf_printf(&refused, "its data is larger than its signed size, %lld bytes", s.data_size);
+		goto out;
+	}
+	if (body.bytes != s.data_size || strcmp(data_sha, s.data_sha) != 0) {
+		buf_printf(&refused, "its data does not match its signature (%lld bytes, sha256 %s; "
+		           "signed: %lld bytes, sha256 %s)", body.bytes, data_sha, s.data_size,
+		           s.data_sha);
+		goto out;
+	}
+	int unpacked = unpack(data, files, items, n_items, &refused);
+	if (unpacked != 0) {
+		rc = unpacked < 0 ? -1 : 0;
+		goto out;
+	}
+	int published = cache_publish_expected(stage_cache, key, files, text, &difference, inputs,
+	                                       owner, output);
+	if (published < 0) {
+		rc = -1;
+	} else if (published == 0) {
+		buf_printf(&refused, "its files differ from its signed manifest (%s)", difference);
+	} else {
+		char size[32], took[32];
+		info("pulled  %s from the remote cache (%s in %s, signed by %.20s...)", label,
+		     format_size((double)s.data_size, size), format_duration(now_seconds() - started,
+		     took), s.public_key);
+		rc = 1;
+	}
+out:
+	if (refused.len)
+		warn("remote cache entry %s refused: %s; building %s here", entry, refused.s, label);
+	if (rc < 0)
+		error("cannot take %s from the remote cache into the stage cache '%s'", label,
+		      stage_cache);
+	if (body.fd >= 0)
+		close(body.fd);
+	digest_release(&body.d);
+	remove_tree(tmp);
+	buf_release(&sig.b);
+	buf_release(&manifest.b);
+	buf_release(&refused);
+	free(items);
+	free(copy);
+	free(message);
+	free(difference);
+	free(entry);
+	free(sig_url);
+	free(manifest_url);
+	free(data_url);
+	free(tmp);
+	free(data);
+	free(files);
+	return rc;
+}
+
+int remote_pull_stage(struct remote_cache *r, struct plan *p, struct node *n)
+{
+	if (!r || !r->url || r->unreachable || n->kind != NODE_STAGE || n->state != NODE_WAITING ||
+	    !n->key[0] || interrupted)
+		return 0;
+	/* a stage two targets share may have been pulled for the other already */
+	int found = cache_lookup(p->dirs.stage_cache, n->key, p->verify, n->output);
+	if (found < 0)
+		return -1;
+	char *owner = xasprintf("%s %s", n->target->name, n->stage->name);
+	int rc = found ? 1 : pull(r, p->dirs.stage_cache, n->key, n->label, &n->inputs, owner,
+	                          n->output);
+	free(owner);
+	if (found)
+		info("cached  %s", n->label);
+	if (rc == 1) {
+		n->state = NODE_CACHED;
+		free(n->why);
+		n->why = NULL;
+	}
+	return rc;
+}
+
+int remote_pull_plan(struct remote_cache *r, struct plan *p)
+{
+	if (!r || !r->url)
+		return 0;
+	for (size_t i = 0; i < p->n_nodes && !r->unreachable && !interrupted; i++) {
+		struct node *n = p->nodes[i];
+		if (n->kind != NODE_STAGE)
+			continue;
+		if (n->state == NODE_PENDING) {
+			bool known = true;
+			for (size_t d = 0; d < n->n_stage_deps; d++)
+				known &= n->stage_deps[d]->state == NODE_CACHED;
+			if (!known)
+				continue;
+			if (plan_resolve(p, n) < 0)
+				return -1;
+			if (n->state == NODE_CACHED) {
+				info("cached  %s", n->label);
+				continue;
+			}
+		}
+		if (remote_pull_stage(r, p, n) < 0)
+			return -1;
+	}
+	/* a tree only pulled stages needed is neither fetched nor extracted */
+	for (size_t i = 0; i < p->n_nodes; i++) {
+		struct node *t = p->nodes[i];
+		if (t->kind != NODE_TREE || t->state != NODE_WAITING)
+			continue;
+		bool needed = false;
+		for (size_t u = 0; u < t->n_users; u++)
+			needed |= t->users[u]->state != NODE_CACHED;
+		if (!needed)
+			t->state = NODE_SKIPPED;
+	}
+	return 0;
+}
+
+/* ---- push ---- */
+
+/* Upload the data under a temporary name, then move it into place. */
+static bool upload_data(struct remote_cache *r, const char *entry, const char *data,
+                        long long size, const char *label)
+{
+	unsigned char noise[4] = {0};
+	if (getrandom(noise, sizeof(noise), 0) < 0)
+		noise[0] = (unsigned char)now_seconds();
+	char *final = xasprintf("%s.tar.zst", entry);
+	char *part = xasprintf("%s.part-%ld-%02x%02x%02x%02x", final, (long)getpid(), noise[0],
+	                       noise[1], noise[2], noise[3]);
+	struct http h;
+	bool ok = false;
+	FILE *f = fopen(data, "re");
+	if (!f) {
+		warn("cannot push %s to the remote cache: cannot open '%s': %s", label, data,
+		     strerror(errno));
+		goto out;
+	}
+	put(r, part, f, size, &h);
+	if (h.code != CURLE_OK) {
+		request_failed(r, part, "PUT data", &h, label, false);
+		goto out;
+	}
+	move(r, part, final, &h);
+	if (h.code == CURLE_OK) {
+		ok = true;
+		goto out;
+	}
+	if (unreachable(&h)) {
+		request_failed(r, part, "MOVE data", &h, label, false);
+		goto out;
+	}
+	/* a server without MOVE (Bazel's and ccache's HTTP caches): the final name at once */
+	rewind(f);
+	put(r, final, f, size, &h);
+	if (h.code != CURLE_OK)
+		request_failed(r, final, "PUT data", &h, label, false);
+	else
+		ok = true;
+	if (!r->unreachable)
+		delete(r, part, &h);
+out:
+	if (f)
+		fclose(f);
+	free(final);
+	free(part);
+	return ok;
+}
+
+void remote_push_stage(struct remote_cache *r, const struct plan *p, const struct node *n)
+{
+	if (!r || !r->url || !r->push || r->unreachable || interrupted)
+		return;
+	const char *dir = p->dirs.stage_cache, *key = n->key;
+	double started = now_seconds();
+	char *manifest_path = xasprintf("%s/%s/manifest", dir, key);
+	char *files = xasprintf("%s/%s/files", dir, key);
+	char *data = xasprintf("%s/.tmp-push-%s-%ld", dir, key, (long)getpid());
+	char *entry = xasprintf("%s/%s", r->url, key);
+	char *sig_url = xasprintf("%s.sig", entry), *manifest_url = xasprintf("%s.manifest", entry);
+	char *text = read_file(manifest_path, NULL), *copy = text ? xstrdup(text) : NULL;
+	char *message = NULL, *sig_text = NULL;
+	struct item *items = NULL;
+	size_t n_items = 0;
+	struct http h;
+	struct stat st;
+	char output[DIGEST_HEX_LEN + 1], data_sha[DIGEST_HEX_LEN + 1];
+	char public_key[SIGN_PUBLIC_LEN + 1], signature[SIGN_SIGNATURE_LEN + 1];
+	if (!text || parse_items(copy, &items, &n_items) < 0) {
+		warn("cannot push %s to the remote cache: its manifest '%s' cannot be read", n->label,
+		     manifest_path);
+		goto out;
+	}
+	text_digest(text, strlen(text), output);
+	if (remove_tree(data) < 0 || pack(files, items, n_items, data) < 0 ||
+	    digest_file(data, data_sha) < 0 || stat(data, &st) < 0) {
+		warn("cannot push %s to the remote cache: its data could not be packed", n->label);
+		goto out;
+	}
+	message = signed_message(key, output, data_sha, (long long)st.st_size);
+	if (sign_data(r->signer, message, strlen(message), signature) < 0)
+		goto out;
+	sign_public(r->signer, public_key);
+	sig_text = xasprintf(SIG_HEADER "public-key %s\ndata %s %lld\nsignature %s\n", public_key,
+	                     data_sha, (long long)st.st_size, signature);
+	/* an older signature goes first, so no reader pairs it with the new data */
+	delete(r, sig_url, &h);
+	if (unreachable(&h)) {
+		request_failed(r, sig_url, "DELETE .sig", &h, n->label, false);
+		goto out;
+	}
+	if (!upload_data(r, entry, data, (long long)st.st_size, n->label))
+		goto out;
+	put_text(r, manifest_url, text, &h);
+	if (h.code != CURLE_OK) {
+		request_failed(r, manifest_url, "PUT .manifest", &h, n->label, false);
+		goto out;
+	}
+	put_text(r, sig_url, sig_text, &h);   /* last: the entry now exists */
+	if (h.code != CURLE_OK) {
+		request_failed(r, sig_url, "PUT .sig", &h, n->label, false);
+		goto out;
+	}
+	char size[32], took[32];
+	info("pushed  %s to the remote cache (%s in %s)", n->label,
+	     format_size((double)st.st_size, size), format_duration(now_seconds() - started, took));
+out:
+	remove_tree(data);
+	free(items);
+	free(text);
+	free(copy);
+	free(message);
+	free(sig_text);
+	free(manifest_path);
+	free(files);
+	free(data);
+	free(entry);
+	free(sig_url);
+	free(manifest_url);
+}
+
+/* ---- crossroot key ---- */
+
+int remote_key_command(int argc, char **argv)
+{
+	char public_key[SIGN_PUBLIC_LEN + 1];
+	if (argc >= 1 && strcmp(argv[0], "generate") == 0 && argc <= 2) {
+		char *dir = config_dir();
+		char *path = argc == 2 ? xstrdup(argv[1])
+		                       : dir ? path_join(dir, "remote-cache.key") : NULL;
+		free(dir);
+		if (!path) {
+			error("crossroot key generate: name the FILE (no $HOME to put it in)");
+			return EXIT_CONFIG;
+		}
+		int rc = sign_generate(path, public_key);
+		if (rc == 0) {
+			printf("%s\n", public_key);
+			fprintf(stderr, "crossroot: wrote the private key to '%s' (mode 0600); to push with "
+			        "it and trust what it signs, add to ~/.config/crossroot/remote-cache:\n"
+			        "  signing-key = %s\n  trusted-key = %s\n", path, path, public_key);
+		}
+		free(path);
+		return rc == 0 ? EXIT_OK : EXIT_CONFIG;
+	}
+	if (argc == 2 && strcmp(argv[0], "public") == 0) {
+		struct sign_key *k = sign_load(argv[1]);
+		if (!k)
+			return EXIT_CONFIG;
+		sign_public(k, public_key);
+		printf("%s\n", public_key);
+		sign_key_free(k);
+		return EXIT_OK;
+	}
+	error("usage: crossroot key generate [FILE] | crossroot key public FILE");
+	return EXIT_CONFIG;
+}

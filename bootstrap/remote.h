@@ -1,0 +1,98 @@
+/* remote: a stage cache shared over HTTP(S). Finished stage results are pulled by key before a
+ * stage would be built, and pushed after one was built (read-write mode), with plain GET, PUT,
+ * DELETE and MOVE: the protocol of Bazel's and ccache's HTTP caches, which nginx's WebDAV
+ * module serves. The stage key never depends on any of this.
+ *
+ * Layout on the server (URL = the configured base URL):
+ *   URL/<key>.tar.zst    the result's files: a tar (pax) made here entry by entry from the
+ *                        manifest, in its order, with owner 0, mtime 0 and the manifest's
+ *                        modes, zstd-compressed; the same files give the same bytes
+ *   URL/<key>.manifest   the result's manifest, exactly as in the local stage cache (cache.h);
+ *                        its sha256 is the result's output id
+ *   URL/<key>.sig        written last: the entry exists for readers once this exists
+ * Signature file format (version 1):
+ *   crossroot-remote-signature 1
+ *   public-key ed25519:<64 hex>
+ *   data <sha256 of the .tar.zst> <its size>
+ *   signature <128 hex>
+ * The signature (Ed25519, sign.h) is over the message
+ *   "crossroot-remote-entry 1\nkey <key>\noutput <output id>\ndata <sha256> <size>\n"
+ * so it binds the key (an entry cannot be replayed under another key), the manifest (through
+ * its hash) and the data's bytes.
+ *
+ * Nothing remote is trusted blindly. A pull takes the entry only if its public key is trusted,
+ * the signature verifies over the key asked for, the manifest fetched and the data fetched
+ * (which must hash to the signed sha256, and is never read past the signed size); the data is
+ * then unpacked into the stage cache's scratch (every entry must be in the signed manifest,
+ * with its type and size) and published through cache_publish_expected(): only if every file,
+ * hashed and with modes normalised, gives the signed manifest byte for byte. Anything else is
+ * a warning naming the entry's URL and key, and the stage is built here. A server that cannot
+ * be reached (connection refused, reset, timeout, a truncated body) is one warning, and the
+ * remote cache is not asked again for the rest of the run; an HTTP error is a warning for that
+ * entry. None of this ever fails a build.
+ *
+ * A push uploads the data under a temporary name (URL/<key>.tar.zst.part-<pid>-<random>) and
+ * MOVEs it into place (a server without MOVE gets a PUT of the final name instead), then the
+ * manifest, then the signature last; an older signature of the key is deleted first. A reader
+ * therefore sees no signature, or one whose data and manifest are complete. Two writers of one
+ * key at once can leave a signature beside the other's data: readers refuse that entry (the
+ * hash differs) until the next push, which is safe.
+ *
+ * Configuration: $CROSSROOT_REMOTE_CACHE_CONFIG, else $XDG_CONFIG_HOME/crossroot/remote-cache,
+ * else ~/.config/crossroot/remote-cache (a missing default file is fine): lines of
+ * `name = value`, '#' starts a comment:
+ *   url = https://cache.example/crossroot      the base URL (--remote-cache overrides it)
+ *   mode = read | read-write                   default read (--remote-cache-mode overrides)
+ *   signing-key = FILE                         private key for pushes (read-write needs it);
+ *                                              relative to the file's directory; ~/ is $HOME
+ *   trusted-key = ed25519:<hex>                repeatable; the signing key's own public half
+ *                                              is trusted too */
+#ifndef CROSSROOT_REMOTE_H
+#define CROSSROOT_REMOTE_H
+
+#include <stdbool.h>
+
+#include "plan.h"
+#include "sign.h"
+#include "util.h"
+
+struct remote_cache {
+	char *url;                  /* base URL, no trailing '/'; NULL: no remote cache */
+	bool push;                  /* read-write: built results are pushed */
+	struct strlist trusted;     /* public keys (sign.h text) whose entries are taken */
+	struct sign_key *signer;    /* read-write: what entries are signed with */
+	char *config;               /* the configuration file read, or NULL (for messages) */
+	const char *ca_bundle;      /* CA certificates for https (NULL: the system's) */
+	long stall_seconds;         /* a transfer that moves no byte this long fails */
+	bool unreachable;           /* the server failed this run: not asked again */
+	void *curl;                 /* one handle, so connections are reused */
+};
+
+/* Read the configuration file, then apply the command line's `url` and `mode` (either may be
+ * NULL). With no URL anywhere, r->url stays NULL and nothing else is required. Returns 0, or -1
+ * after error() (a malformed file names its line; read-write without a signing key, a URL
+ * that is not http(s), no trusted key at all): a usage error. */
+int remote_configure(struct remote_cache *r, const char *url, const char *mode,
+                     const char *ca_bundle, long stall_seconds);
+void remote_release(struct remote_cache *r);
+
+/* Before a build: in dependency order, pull every stage of the plan whose key is known and
+ * whose result is not in the local stage cache (resolving pending stages whose dependencies
+ * all became cached), then mark source trees that only pulled stages needed as not needed.
+ * Pulled stages become NODE_CACHED. Returns -1 only on a local error (the stage cache cannot
+ * be written), else 0. `r` may be NULL. */
+int remote_pull_plan(struct remote_cache *r, struct plan *p);
+
+/* Pull one stage whose key is known (NODE_WAITING): 1 if it was pulled (now NODE_CACHED, its
+ * output set), 0 if not (no entry, refused or unreachable: warned), -1 on a local error. */
+int remote_pull_stage(struct remote_cache *r, struct plan *p, struct node *n);
+
+/* After a stage was built and published locally: push it (read-write mode; else nothing).
+ * Failures are warnings. */
+void remote_push_stage(struct remote_cache *r, const struct plan *p, const struct node *n);
+
+/* `crossroot key generate [FILE]` and `crossroot key public FILE`: argv holds the words after
+ * "key". Returns an exit code. */
+int remote_key_command(int argc, char **argv);
+
+#endif
