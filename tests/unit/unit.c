@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cache.h"
 #include "digest.h"
 #include "extract.h"
 #include "fetch.h"
@@ -20,6 +21,7 @@
 #include "recipes.h"
 #include "scheduler.h"
 #include "searchpaths.h"
+#include "sign.h"
 #include "toolchain.h"
 #include "util.h"
 #include "yamlfile.h"
@@ -1131,6 +1133,98 @@ static void test_searchpaths(void)
 	free(sysroot);
 }
 
+/* ---- sign, and publishing a result made elsewhere ---- */
+
+static int sign_generate_again(void *path)
+{
+	char pub[SIGN_PUBLIC_LEN + 1];
+	return sign_generate(path, pub);
+}
+
+static int load_key(void *path)
+{
+	struct sign_key *k = sign_load(path);
+	sign_key_free(k);
+	return k ? 0 : -1;
+}
+
+static void test_sign(void)
+{
+	char *path = xasprintf("%s/keys/k.pem", scratch);
+	char pub[SIGN_PUBLIC_LEN + 1], again[SIGN_PUBLIC_LEN + 1], sig[SIGN_SIGNATURE_LEN + 1];
+	CHECK(sign_generate(path, pub) == 0);
+	CHECK(sign_public_valid(pub) && strncmp(pub, "ed25519:", 8) == 0);
+	struct stat st;
+	CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
+	int rc;
+	free(capture_stderr(sign_generate_again, path, &rc));
+	CHECK(rc < 0);   /* never overwritten */
+	struct sign_key *k = sign_load(path);
+	CHECK(k != NULL);
+	if (!k)
+		return;
+	sign_public(k, again);
+	CHECK(strcmp(pub, again) == 0);
+	const char msg[] = "crossroot-remote-entry 1\nkey abc\n";
+	CHECK(sign_data(k, msg, strlen(msg), sig) == 0 && strlen(sig) == SIGN_SIGNATURE_LEN);
+	CHECK(sign_verify(pub, sig, msg, strlen(msg)));
+	CHECK(!sign_verify(pub, sig, msg, strlen(msg) - 1));       /* other data */
+	char bad[SIGN_SIGNATURE_LEN + 1];
+	memcpy(bad, sig, sizeof(bad));
+	bad[0] = bad[0] == '0' ? '1' : '0';
+	CHECK(!sign_verify(pub, bad, msg, strlen(msg)));           /* other signature */
+	char other[SIGN_PUBLIC_LEN + 1];
+	char *path2 = xasprintf("%s/keys/other.pem", scratch);
+	CHECK(sign_generate(path2, other) == 0);
+	CHECK(!sign_verify(other, sig, msg, strlen(msg)));         /* another key */
+	CHECK(!sign_verify("ed25519:12", sig, msg, strlen(msg)));  /* malformed key text */
+	CHECK(!sign_public_valid("ed25519:ABCDEF"));
+	/* a key others may read is refused */
+	chmod(path2, 0644);
+	char *err = capture_stderr(load_key, path2, &rc);
+	CHECK(rc < 0 && err && strstr(err, "may be read by others"));
+	free(err);
+	sign_key_free(k);
+	free(path);
+	free(path2);
+}
+
+static void test_publish_expected(void)
+{
+	char *dir = xasprintf("%s/stages", scratch);
+	char *tree = xasprintf("%s/tree", scratch);
+	char *file = xasprintf("%s/tree/usr/a.txt", scratch);
+	char *sub = xasprintf("%s/tree/usr", scratch);
+	struct strlist inputs = {0};
+	char output[DIGEST_HEX_LEN + 1], *why = NULL;
+	mkdir_p(sub, 0755);
+	write_text(file, "hello\n");
+	CHECK(cache_publish(dir, "k1", tree, &inputs, "t s", 1, output) == 0);
+	char *manifest_path = xasprintf("%s/k1/manifest", dir);
+	char *manifest = read_file(manifest_path, NULL);
+	/* the same tree again, under another key: published, same output id */
+	char output2[DIGEST_HEX_LEN + 1];
+	mkdir_p(sub, 0755);
+	write_text(file, "hello\n");
+	CHECK(cache_publish_expected(dir, "k2", tree, manifest, &why, &inputs, "t s", output2) == 1);
+	CHECK(why == NULL && strcmp(output, output2) == 0);
+	/* one byte differs: not published, the difference named, the tree removed */
+	mkdir_p(sub, 0755);
+	write_text(file, "hellO\n");
+	CHECK(cache_publish_expected(dir, "k3", tree, manifest, &why, &inputs, "t s", output2) == 0);
+	CHECK(why && strstr(why, "usr/a.txt"));
+	char *k3 = xasprintf("%s/k3", dir);
+	CHECK(!path_exists(k3) && !path_exists(tree));
+	free(why);
+	free(k3);
+	free(manifest);
+	free(manifest_path);
+	free(dir);
+	free(tree);
+	free(file);
+	free(sub);
+}
+
 int main(void)
 {
 	char template[] = "/tmp/crossroot-unit.XXXXXX";
@@ -1151,6 +1245,8 @@ int main(void)
 	test_fetch_cache_verify();
 	test_util();
 	test_searchpaths();
+	test_sign();
+	test_publish_expected();
 	remove_tree(scratch);
 	printf("unit: %d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
