@@ -67,6 +67,7 @@ stop_nginx() {
 }
 cleanup_all() { stop_nginx; cleanup; }
 trap cleanup_all EXIT
+trap 'exit 1' INT TERM HUP PIPE   # through the EXIT trap: nginx never outlives the test
 start_nginx
 URL=http://127.0.0.1:$PORT/cache
 
