@@ -58,8 +58,8 @@ check-gnu: crossroot
 # Real projects from Debian bookworm's source archive (zlib, xz-utils, fribidi, fmt with
 # googletest, libpng over a staged zlib) cross-built for aarch64-linux-musl with nothing but the
 # sysroot's generated files, and each project's own test suite run under qemu
-# (tests/projects/run.sh; about 25 min here, most of it fmt's tests, plus the sysroot if it is
-# not built yet; needs meson: make deps).
+# (tests/projects/run.sh; about 25 min here, most of it libpng's tests under qemu and fmt's
+# build, plus the sysroot if it is not built yet; needs meson: make deps).
 check-projects: crossroot
 	tests/projects/run.sh
 
