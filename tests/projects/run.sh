@@ -21,7 +21,8 @@
 #
 # Environment: CROSSROOT_WORK (default: the repository's work/), CROSSROOT_OUT (sysroots,
 # default: the repository's sysroots/), CROSSROOT_CACHE (default: $CROSSROOT_WORK/cache),
-# JOBS (default 2). Everything this script writes is under $CROSSROOT_WORK/check-projects.
+# JOBS (default 2), CHECK_PROJECTS (a subset, in this order: zlib xz fribidi fmt libpng).
+# Everything this script writes is under $CROSSROOT_WORK/check-projects.
 # A target's sysroot is built first if it is absent (`crossroot build TARGET`); an existing
 # one is used as it is.
 set -u
@@ -34,6 +35,7 @@ CACHE=${CROSSROOT_CACHE:-$WORK/cache}
 JOBS=${JOBS:-2}
 P=$WORK/check-projects
 TARGETS=${*:-aarch64-linux-musl}
+PROJECTS=${CHECK_PROJECTS:-zlib xz fribidi fmt libpng}   # libpng needs zlib before it
 mkdir -p "$P"
 RESULTS=$P/results
 : >"$RESULTS"
@@ -305,7 +307,7 @@ for TARGET in $TARGETS; do
 	fi
 	rm -rf "$ST"
 	mkdir -p "$ST"
-	for project in zlib xz fribidi fmt libpng; do
+	for project in $PROJECTS; do
 		echo "== $TARGET: $project"
 		"project_$project"
 	done
