@@ -252,6 +252,9 @@ static int run_test_child(void *arg)
 {
 	struct job *j = arg;
 	int failed = 0;
+	/* what a program writes where it runs (default.profraw, say) stays in the scratch */
+	if (chdir(j->outdir) < 0)
+		_exit(100);
 	for (size_t l = 0; l < j->test.links.n; l++)
 		failed += !run_one(j->dirs, j->target, j->sysroot, &j->test, j->test.links.v[l],
 		                   j->outdir);
@@ -348,6 +351,17 @@ static bool has_runtime(const char *sysroot, const struct target *t, const char 
 	return found;
 }
 
+/* "requires: libomp": the sysroot has usr/lib/libomp.a or libomp.so */
+static bool has_library(const char *sysroot, const char *name)
+{
+	char *a = xasprintf("%s/usr/lib/%s.a", sysroot, name);
+	char *so = xasprintf("%s/usr/lib/%s.so", sysroot, name);
+	bool found = path_exists(a) || path_exists(so);
+	free(a);
+	free(so);
+	return found;
+}
+
 /* Before any program: a compile and link of the target see nothing of the host */
 static int check_search_paths(const struct target *t, const char *sysroot, const char *outdir,
                               bool cxx)
@@ -439,10 +453,13 @@ int testrun_target(const struct dirs *dirs, const struct target *t, int jobs,
 		free(text);
 		if ((strlist_has(&j->test.requires, "c++") || cpp) && !has_cxx)
 			j->skip = "the sysroot has no C++ runtime";
-		for (size_t r = 0; r < j->test.requires.n && !j->skip; r++)
-			if (strncmp(j->test.requires.v[r], "clang_rt.", 9) == 0 &&
-			    !has_runtime(sysroot, t, j->test.requires.v[r]))
+		for (size_t r = 0; r < j->test.requires.n && !j->skip; r++) {
+			const char *need = j->test.requires.v[r];
+			if (strncmp(need, "clang_rt.", 9) == 0 && !has_runtime(sysroot, t, need))
 				j->skip = "the sysroot lacks a compiler-rt runtime it needs (the sanitizers stage)";
+			else if (strncmp(need, "lib", 3) == 0 && !has_library(sysroot, need))
+				j->skip = "the sysroot lacks a library it needs";
+		}
 		if (t->static_only) {
 			static_links_only(&j->test);
 			if (j->test.links.n == 0)
