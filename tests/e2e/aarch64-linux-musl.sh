@@ -153,6 +153,21 @@ run cmake --build "$T/use/b"
 check "the project links against the staged library" 0
 run sh -c "cd '$T/use/b' && ctest --output-on-failure"
 check "ctest runs the test under qemu with the staged library" 0 "100% tests passed"
+# A project asking for an old CMake (policies OLD, as zlib's) with old-style add_test(name exe)
+mkdir -p "$T/old"
+cat >"$T/old/CMakeLists.txt" <<'EOT'
+cmake_minimum_required(VERSION 2.8.12)
+project(old C)
+add_executable(old main.c)
+enable_testing()
+add_test(old old first)
+set_tests_properties(old PROPERTIES PASS_REGULAR_EXPRESSION "argument first")
+EOT
+printf '#include <stdio.h>\nint main(int c, char **v){printf("argument %%s\\n", c > 1 ? v[1] : "none");return 0;}\n' >"$T/old/main.c"
+run cmake -S "$T/old" -B "$T/old/b" -DCMAKE_TOOLCHAIN_FILE="$S/share/crossroot/toolchain.cmake" -Wno-dev -Wno-deprecated
+check "a project asking for CMake 2.8.12 configures with the toolchain file" 0
+run sh -c "cmake --build '$T/old/b' && cd '$T/old/b' && ctest --output-on-failure"
+check "its old-style add_test runs under qemu" 0 "100% tests passed"
 run "$S/bin/$TARGET-run" --staging "$ST" "$T/use/b/use"
 check "so does $TARGET-run --staging" 0 "answer 42"
 run sh -c ". '$S/share/crossroot/env.sh' && \$CC -print-prog-name=ld"
