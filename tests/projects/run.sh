@@ -100,16 +100,10 @@ fresh() {
 
 project_zlib() {
 	fresh zlib
-	# WORKAROUND(crossfiles): zlib declares its tests with add_test(example example), which
-	# CMake runs without the emulator; cmake/old-style-add-test.cmake rewrites the call (see
-	# there; proposed for toolchain.cmake).
-	# WORKAROUND(crossfiles): toolchain.cmake says if(NOT ... IN_LIST ...), an error where
-	# policy CMP0057 is not NEW, as in every project asking for CMake < 3.3 (zlib asks for
-	# 2.4.4): "if given arguments: ... Unknown arguments specified".
+	# zlib asks for CMake 2.4.4 (policies OLD) and declares its tests old-style,
+	# add_test(example example): the toolchain file alone must cope with both
 	if step "$LOG" cmake -S "$B/src" -B "$B/build" -DCMAKE_TOOLCHAIN_FILE="$TC" \
-		-DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
-		-DCMAKE_POLICY_DEFAULT_CMP0057=NEW \
-		-DCMAKE_PROJECT_INCLUDE="$HERE/cmake/old-style-add-test.cmake"; then
+		-DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr; then
 		cfg=ok bld=FAIL
 		if step "$LOG" cmake --build "$B/build" -j "$JOBS" &&
 			step "$LOG" env DESTDIR="$ST" cmake --install "$B/build"; then
@@ -241,10 +235,9 @@ project_libpng() {
 		FAILED=$((FAILED + 1))
 		return
 	fi
-	# WORKAROUND(crossfiles): CMP0057, as for zlib (libpng asks for CMake 3.1)
+	# libpng asks for CMake 3.1 (CMP0057 OLD): the toolchain file alone copes
 	if step "$LOG" cmake -S "$B/src" -B "$B/build" -DCMAKE_TOOLCHAIN_FILE="$TC" \
-		-DCMAKE_BUILD_TYPE=Release -DCMAKE_POLICY_DEFAULT_CMP0057=NEW \
-		-DCMAKE_FIND_ROOT_PATH="$ST"; then
+		-DCMAKE_BUILD_TYPE=Release -DCMAKE_FIND_ROOT_PATH="$ST"; then
 		cfg=ok bld=FAIL
 		zlib=$(sed -n 's/^ZLIB_LIBRARY\(_RELEASE\)\{0,1\}:FILEPATH=//p' "$B/build/CMakeCache.txt" | head -n 1)
 		case $zlib in
