@@ -206,6 +206,9 @@ static char **stage_environment(const struct run *r, const struct node *n)
 	strlist_add(&env, "TZ=UTC");
 	strlist_add(&env, "TERM=dumb");
 	strlist_add(&env, "SOURCE_DATE_EPOCH=1");
+	/* Python scripts of a build (libc++'s) would leave __pycache__ in the shared source tree,
+	 * which then fails its check and is extracted again by the next run */
+	strlist_add(&env, "PYTHONDONTWRITEBYTECODE=1");
 	strlist_take(&env, xasprintf("HOME=%s/home", r->p->dirs.work));
 	/* the run wrappers refuse to run inside a step: a configure check that runs a target
 	 * program must not pass or fail with the host's binfmt registrations */
