@@ -205,6 +205,7 @@ if command -v gdb-multiarch >/dev/null; then
 	"$S/bin/$TARGET-clang" -g -O0 "$T/hello.c" -o "$T/hg"
 	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	"$S/bin/$TARGET-run" -g "$port" "$T/hg" >"$T/hg.out" 2>&1 &
+	wait_listen "$port"
 	run timeout 120 "$S/bin/$TARGET-gdb" -batch -ex "target remote 127.0.0.1:$port" -ex 'break main' \
 		-ex continue -ex 'info sharedlibrary' -ex continue "$T/hg"
 	wait

@@ -88,6 +88,7 @@ EOT
 		port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 		"$R" -g "$port" "$T/envprint-g" first >"$T/debuggee" 2>&1 &
 		debuggee=$!
+		wait_listen "$port"
 		run timeout 60 "$S/bin/toy-gdb" -batch -ex "target remote 127.0.0.1:$port" -ex 'break put' \
 			-ex continue -ex bt -ex 'print s' -ex 'show sysroot' -ex delete -ex continue "$T/envprint-g"
 		check "gdb: breaks in the target program, its stack and variables" 0 \

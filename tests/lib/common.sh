@@ -102,3 +102,15 @@ finish() {
 	echo "$(basename "$0"): $PASSED passed, $FAILED failed"
 	[ "$FAILED" = 0 ]
 }
+
+# wait_listen PORT: until something listens on 127.0.0.1:PORT (or any address), at most 10 s.
+# Reads /proc/net/tcp: a probe connection would be taken by the listener (qemu's gdb stub
+# accepts one debugger only).
+wait_listen() {
+	hex=$(printf '%04X' "$1")
+	for _ in $(seq 200); do
+		awk -v p=":$hex" '$2 ~ p"$" && $4 == "0A" { found = 1 } END { exit !found }' /proc/net/tcp && return 0
+		sleep 0.05
+	done
+	return 1
+}
