@@ -280,7 +280,8 @@ static pid_t start_step(struct run *r, struct node *n)
 	if (r->o->verbose)
 		info("[%s] $ %s", n->label, cmd);
 	char *build = stage_path(n, "build");
-	pid_t pid = run_shell(cmd, build, j->env, j->log_fd);
+	pid_t pid = run_shell(cmd, build, j->env, j->log_fd,
+	                      r->o->allow_network ? 0 : RUN_NO_NETWORK);
 	free(build);
 	free(cmd);
 	return pid;
@@ -432,8 +433,11 @@ static pid_t child_ended(void *ctx, struct node *n, int status)
 			const struct step *s = &n->stage->steps[j->step];
 			char *cmd = plan_expand(n, s->command, &s->where);
 			error("stage '%s' of target '%s' failed: step %zu of %zu (%s:%zu) %s:\n  %s\n"
-			      "log: %s", n->stage->name, n->target->name, j->step + 1, n->stage->n_steps,
-			      s->where.path, s->where.line, run_describe(status, how), cmd, j->log_path);
+			      "log: %s%s", n->stage->name, n->target->name, j->step + 1, n->stage->n_steps,
+			      s->where.path, s->where.line, run_describe(status, how), cmd, j->log_path,
+			      !r->o->allow_network && run_network_isolation()
+			          ? "\n(build steps have no network: a step that downloads or connects "
+			            "anywhere fails; declare what it needs in sources/)" : "");
 			free(cmd);
 			tail_log(j->log_path, 20);
 		}

@@ -26,6 +26,9 @@ struct build_options {
 	bool verbose;               /* show every step's command */
 	bool keep_going;            /* start independent stages after a failure */
 	struct remote_cache *remote;    /* pull before building, push after (remote.h); or NULL */
+	bool allow_network;         /* steps keep the host's network; false (the default): each
+	                               step runs in a network namespace of its own (run.h
+	                               RUN_NO_NETWORK), so a step that downloads fails */
 };
 
 /* Fetch the sources of every tree the plan still has to extract. Returns an exit code. */

@@ -64,6 +64,8 @@ static const char usage[] =
 	"      --static-only  static runtimes only (as a target's 'static: true'): no shared\n"
 	"                     library is built, and the compilers link statically\n"
 	"      --verify       hash every cached download and stage result in full before use\n"
+	"      --allow-network  build steps keep the host's network (by default each runs in a\n"
+	"                     network namespace of its own, where a download fails)\n"
 	"  -k, --keep-going   after a failure, go on with stages that do not depend on it\n"
 	"      --keep N       prune: older results kept per target and stage (default 1)\n"
 	"      --remove       binfmt: unregister the target's entry\n"
@@ -246,10 +248,11 @@ int main(int argc, char **argv)
 		{"remove", no_argument, NULL, 'R'},
 		{"remote-cache", required_argument, NULL, 'U'},
 		{"remote-cache-mode", required_argument, NULL, 'M'},
+		{"allow-network", no_argument, NULL, 'N'},
 		{NULL, 0, NULL, 0},
 	};
 	bool all = false, offline = false, wait = false, keep_going = false, verbose = false,
-	     static_only = false, verify = false, remove = false;
+	     static_only = false, verify = false, remove = false, allow_network = false;
 	struct strlist mirrors = {0};
 	int keep = 1;
 	long jobs = sysconf(_SC_NPROCESSORS_ONLN);
@@ -295,6 +298,7 @@ int main(int argc, char **argv)
 		case 'R': remove = true; break;
 		case 'U': remote_arg = optarg; break;
 		case 'M': remote_mode_arg = optarg; break;
+		case 'N': allow_network = true; break;
 		case 'h': fputs(usage, stdout); return EXIT_OK;
 		case 'V': printf("crossroot %s\n", CROSSROOT_VERSION); return EXIT_OK;
 		default: fputs(usage, stderr); return EXIT_CONFIG;
@@ -464,6 +468,7 @@ int main(int argc, char **argv)
 		.verbose = verbose,
 		.keep_going = keep_going,
 		.remote = remote.url ? &remote : NULL,
+		.allow_network = allow_network,
 	};
 	const char *stall = getenv("CROSSROOT_STALL_SECONDS");
 	if (stall && atol(stall) > 0)
