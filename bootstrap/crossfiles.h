@@ -21,4 +21,16 @@
 int crossfiles_write(const struct host_llvm *h, const struct target *t,
                      const struct strlist *provided, const char *root, const char *out);
 
+/* What a package (package.h) ships for the generated file `rel` (a path in the sysroot):
+ * the files above find the sysroot from where they are, except two that name `out`. env.sh
+ * is shipped taking CROSSROOT_SYSROOT from the environment where the shell cannot say where
+ * it was sourced from (bash and zsh can; dash cannot, and env.sh then says so); the Meson
+ * cross file is left out: bin/<target>-meson-cross prints it for wherever the sysroot is. */
+enum crossfiles_package {
+	CROSSFILES_AS_IS,           /* ship the sysroot's file */
+	CROSSFILES_REPLACE,         /* ship *text instead (malloc'd) */
+	CROSSFILES_LEAVE_OUT,       /* not in the package */
+};
+int crossfiles_package_text(const struct target *t, const char *rel, char **text);
+
 #endif
