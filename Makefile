@@ -3,14 +3,14 @@
 # fuzzes the recipe loader and the planner for 10 minutes.
 VERSION = 0.1.0
 CC = cc
-PKGS = yaml-0.1 libcurl libcrypto libarchive
+PKGS = yaml-0.1 libcurl libcrypto libarchive jansson
 WARN = -Wall -Wextra -Wshadow -Wmissing-prototypes -Wpedantic
 OPT = -O2 -g
 CFLAGS = -std=c17 $(OPT) $(WARN) -DCROSSROOT_VERSION='"$(VERSION)"' $$(pkg-config --cflags $(PKGS))
 LDLIBS = $$(pkg-config --libs $(PKGS))
 SAN_FLAGS = $$(if [ -n "$(SAN)" ]; then echo -fsanitize=address,undefined; fi)
 
-MODULES = util yamlfile digest recipes apt fetch signature extract run toolchain crossfiles plan cache scheduler build overlay sysroot searchpaths testrun binfmt sign remote
+MODULES = util yamlfile digest recipes apt fetch signature extract run toolchain crossfiles plan cache scheduler build overlay sysroot searchpaths testrun binfmt sign remote package sbom
 OBJS = $(MODULES:%=bootstrap/%.o)
 HEADERS = $(MODULES:%=bootstrap/%.h)
 

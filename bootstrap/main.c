@@ -18,6 +18,7 @@
 #include "cache.h"
 #include "plan.h"
 #include "overlay.h"
+#include "package.h"
 #include "recipes.h"
 #include "remote.h"
 #include "sysroot.h"
@@ -44,6 +45,10 @@ static const char usage[] =
 	"           the --keep N (default 1) most recently used results per target and stage\n"
 	"  key      generate [FILE]: a key to sign remote cache entries with (prints its public\n"
 	"           key); public FILE: print a key's public key\n"
+	"  package  build, then write TARGET-VERSION.tar.zst (--xz: also .tar.xz), its manifest\n"
+	"           and SPDX document into -o DIR (default .): deterministic bytes\n"
+	"  verify   PACKAGE|DIR: check a package, or a directory unpacked from one, against its\n"
+	"           manifest; each missing, extra or changed file is named\n"
 	"\n"
 	"options:\n"
 	"  -a, --all          every target in targets/\n"
@@ -67,6 +72,10 @@ static const char usage[] =
 	"      --allow-network  build steps keep the host's network (by default each runs in a\n"
 	"                     network namespace of its own, where a download fails)\n"
 	"  -k, --keep-going   after a failure, go on with stages that do not depend on it\n"
+	"      --check        build: then build again cold in a temporary work directory and\n"
+	"                     compare the two packages, naming the files that differ\n"
+	"  -o DIR             package: where the package goes (default: .)\n"
+	"      --xz           package: also write a .tar.xz\n"
 	"      --keep N       prune: older results kept per target and stage (default 1)\n"
 	"      --remove       binfmt: unregister the target's entry\n"
 	"      --table FILE   test: also write the support table (pieces, programs by\n"
@@ -76,7 +85,8 @@ static const char usage[] =
 	"  -V, --version      print the version\n"
 	"\n"
 	"exit codes: 0 done, 1 build or test failed, 2 usage or recipe error, 3 fetch, verify or\n"
-	"extract error, 4 work directory locked, 130 interrupted\n";
+	"extract error, 4 work directory locked, 5 verify or --check found differences,\n"
+	"130 interrupted\n";
 
 static void on_signal(int sig)
 {
@@ -237,7 +247,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"all", no_argument, NULL, 'a'},      {"jobs", required_argument, NULL, 'j'},
 		{"root", required_argument, NULL, 'C'}, {"work", required_argument, NULL, 'w'},
-		{"cache", required_argument, NULL, 'c'}, {"out", required_argument, NULL, 'o'},
+		{"cache", required_argument, NULL, 'c'}, {"out", required_argument, NULL, 'D'},
 		{"offline", no_argument, NULL, 'O'},  {"wait", no_argument, NULL, 'W'},
 		{"keep-going", no_argument, NULL, 'k'}, {"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},     {"version", no_argument, NULL, 'V'},
@@ -249,19 +259,22 @@ int main(int argc, char **argv)
 		{"remote-cache", required_argument, NULL, 'U'},
 		{"remote-cache-mode", required_argument, NULL, 'M'},
 		{"allow-network", no_argument, NULL, 'N'},
+		{"xz", no_argument, NULL, 'X'}, {"check", no_argument, NULL, 'H'},
 		{NULL, 0, NULL, 0},
 	};
 	bool all = false, offline = false, wait = false, keep_going = false, verbose = false,
-	     static_only = false, verify = false, remove = false, allow_network = false;
+	     static_only = false, verify = false, remove = false, allow_network = false,
+	     xz = false, check = false;
 	struct strlist mirrors = {0};
 	int keep = 1;
 	long jobs = sysconf(_SC_NPROCESSORS_ONLN);
 	const char *root_arg = ".", *work_arg = NULL, *cache_arg = getenv("CROSSROOT_CACHE"),
-	           *out_arg = NULL, *table_arg = NULL, *remote_arg = NULL, *remote_mode_arg = NULL;
+	           *out_arg = NULL, *table_arg = NULL, *remote_arg = NULL, *remote_mode_arg = NULL,
+	           *package_arg = ".";
 	if (cache_arg && !*cache_arg)
 		cache_arg = NULL;   /* empty is unset, not the current directory */
 	int c;
-	while ((c = getopt_long(argc, argv, "aj:C:kvhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "aj:C:o:kvhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'a': all = true; break;
 		case 'j': {
@@ -276,7 +289,8 @@ int main(int argc, char **argv)
 		case 'C': root_arg = optarg; break;
 		case 'w': work_arg = optarg; break;
 		case 'c': cache_arg = optarg; break;
-		case 'o': out_arg = optarg; break;
+		case 'D': out_arg = optarg; break;
+		case 'o': package_arg = optarg; break;
 		case 'O': offline = true; break;
 		case 'W': wait = true; break;
 		case 'k': keep_going = true; break;
@@ -299,6 +313,8 @@ int main(int argc, char **argv)
 		case 'U': remote_arg = optarg; break;
 		case 'M': remote_mode_arg = optarg; break;
 		case 'N': allow_network = true; break;
+		case 'X': xz = true; break;
+		case 'H': check = true; break;
 		case 'h': fputs(usage, stdout); return EXIT_OK;
 		case 'V': printf("crossroot %s\n", CROSSROOT_VERSION); return EXIT_OK;
 		default: fputs(usage, stderr); return EXIT_CONFIG;
@@ -311,8 +327,26 @@ int main(int argc, char **argv)
 	const char *command = argv[optind++];
 	if (strcmp(command, "key") == 0)
 		return remote_key_command(argc - optind, argv + optind);
+	if (strcmp(command, "verify") == 0) {
+		if (argc - optind != 1) {
+			error("usage: crossroot verify PACKAGE|DIRECTORY (a .tar.zst or .tar.xz package, or "
+			      "a directory unpacked from one)");
+			return EXIT_CONFIG;
+		}
+		int verified = package_verify(argv[optind]);
+		return verified == PACKAGE_SAME ? EXIT_OK : verified == PACKAGE_DIFFERS ? EXIT_MISMATCH
+		                                                                        : EXIT_CONFIG;
+	}
 	static const char *const commands[] = {"build", "fetch", "plan", "test", "clean", "prune",
-	                                       "install", "binfmt", NULL};
+	                                       "install", "binfmt", "package", NULL};
+	if (check && strcmp(command, "build") != 0) {
+		error("--check is for 'crossroot build', not '%s'", command);
+		return EXIT_CONFIG;
+	}
+	if ((xz || strcmp(package_arg, ".") != 0) && strcmp(command, "package") != 0) {
+		error("--xz and -o are for 'crossroot package', not '%s'", command);
+		return EXIT_CONFIG;
+	}
 	if (remove && strcmp(command, "binfmt") != 0) {
 		error("--remove is for 'crossroot binfmt', not '%s'", command);
 		return EXIT_CONFIG;
@@ -326,7 +360,7 @@ int main(int argc, char **argv)
 		known |= strcmp(command, commands[i]) == 0;
 	if (!known) {
 		error("unknown command '%s' (commands: build, fetch, plan, test, clean, prune, install, "
-		      "binfmt, key)",
+		      "binfmt, key, package, verify)",
 		      command);
 		return EXIT_CONFIG;
 	}
@@ -435,7 +469,7 @@ int main(int argc, char **argv)
 	struct remote_cache remote = {0};
 	const char *ca_env = getenv("CROSSROOT_CA_BUNDLE");
 	const char *stall_env = getenv("CROSSROOT_STALL_SECONDS");
-	if (strcmp(command, "build") == 0 && !offline &&
+	if ((strcmp(command, "build") == 0 || strcmp(command, "package") == 0) && !offline &&
 	    remote_configure(&remote, remote_arg, remote_mode_arg, ca_env && *ca_env ? ca_env : NULL,
 	                     stall_env ? atol(stall_env) : 0) < 0)
 		return EXIT_CONFIG;
@@ -449,7 +483,7 @@ int main(int argc, char **argv)
 		return EXIT_CONFIG;
 	/* Builds hold the stage cache shared, so a prune cannot remove what they use. */
 	int cache_lock_fd = -1;
-	if (strcmp(command, "build") == 0) {
+	if (strcmp(command, "build") == 0 || strcmp(command, "package") == 0) {
 		cache_lock_fd = cache_lock(stage_cache, false, wait);
 		if (cache_lock_fd == -2) {
 			error("the stage cache '%s' is being pruned; retry, or run with --wait", stage_cache);
@@ -503,6 +537,21 @@ int main(int argc, char **argv)
 		rc = build_fetch(&plan, &bo);
 	} else {
 		rc = build_run(&plan, &bo);
+		/* package: what was just built (or found up to date); build --check: and again, cold */
+		struct package_options po = {.dir = package_arg, .xz = xz};
+		char *self = realpath("/proc/self/exe", NULL);
+		struct package_check pc = {.self = self, .allow_network = allow_network,
+		                           .verbose = verbose};
+		for (size_t i = 0; i < names.n && rc == EXIT_OK; i++) {
+			if (strcmp(command, "package") == 0 && package_write(&plan, targets[i], &po, NULL) < 0)
+				rc = EXIT_FAILED;
+			if (check) {
+				int same = package_check(&plan, targets[i], &pc);
+				rc = same == PACKAGE_SAME ? EXIT_OK : same == PACKAGE_DIFFERS ? EXIT_MISMATCH
+				                                                              : EXIT_FAILED;
+			}
+		}
+		free(self);
 	}
 	plan_release(&plan);
 	remote_release(&remote);

@@ -15,6 +15,7 @@ enum exit_code {
 	EXIT_CONFIG = 2,      /* bad command line, missing or invalid YAML */
 	EXIT_FETCH = 3,       /* a source could not be fetched or verified, or extracted */
 	EXIT_LOCKED = 4,      /* another crossroot holds the work directory */
+	EXIT_MISMATCH = 5,    /* verify: files differ from the manifest; build --check: the builds differ */
 	EXIT_INTERRUPTED = 130,
 };
 

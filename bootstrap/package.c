@@ -1,0 +1,950 @@
+/* package: deterministic SDK packages with their manifest and SBOM, their verification and
+ * comparison. See package.h for the format and what makes the bytes the same. */
+#define _GNU_SOURCE
+#include "package.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "crossfiles.h"
+#include "run.h"
+#include "sbom.h"
+#include "util.h"
+
+#define STAMP_NAME ".crossroot-stamp"   /* sysroot.c's; never packaged */
+
+void package_manifest_release(struct package_manifest *m)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		free(m->entries[i].path);
+		free(m->entries[i].link);
+		free(m->entries[i].from);
+		free(m->entries[i].text);
+	}
+	free(m->entries);
+	free(m->target);
+	free(m->triple);
+	free(m->version);
+	free(m->epoch_how);
+	free(m->host_bin);
+	free(m->host_identity);
+	free(m->host_clang);
+	free(m->flags);
+	strlist_release(&m->sources);
+	strlist_release(&m->patches);
+	strlist_release(&m->stages);
+	memset(m, 0, sizeof(*m));
+}
+
+static struct package_entry *add_entry(struct package_manifest *m, char kind, const char *path)
+{
+	if (m->n == m->cap) {
+		m->cap = m->cap ? 2 * m->cap : 256;
+		m->entries = xrealloc(m->entries, m->cap * sizeof(*m->entries));
+	}
+	struct package_entry *e = &m->entries[m->n++];
+	memset(e, 0, sizeof(*e));
+	e->kind = kind;
+	e->path = xstrdup(path);
+	e->mode = kind == 'l' ? 0777 : 0755;
+	return e;
+}
+
+static int by_path(const void *a, const void *b)
+{
+	return strcmp(((const struct package_entry *)a)->path, ((const struct package_entry *)b)->path);
+}
+
+static unsigned normal_mode(mode_t mode)
+{
+	return S_ISDIR(mode) || (mode & 0111) ? 0755 : 0644;
+}
+
+/* ---- hashing ---- */
+
+static void hash_bytes(const void *data, size_t len, char sha256[DIGEST_HEX_LEN + 1], char sha1[41])
+{
+	struct digest d;
+	digest_init(&d);
+	digest_update(&d, data, len);
+	digest_final(&d, sha256);
+	unsigned char raw[EVP_MAX_MD_SIZE];
+	unsigned n = 0;
+	EVP_Digest(data, len, raw, &n, EVP_sha1(), NULL);
+	for (unsigned i = 0; i < n && i < 20; i++)
+		snprintf(sha1 + 2 * i, 3, "%02x", raw[i]);
+}
+
+/* A file's bytes, mapped (empty files: an empty string). `unmap` releases them. */
+static void *map_file(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		error("cannot read '%s':", path);
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	*len = (size_t)st.st_size;
+	void *data = *len ? mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0) : (void *)"";
+	close(fd);
+	if (data == MAP_FAILED) {
+		error("cannot map '%s':", path);
+		return NULL;
+	}
+	return data;
+}
+
+static void unmap(void *data, size_t len)
+{
+	if (len)
+		munmap(data, len);
+}
+
+/* ---- what goes in: the sysroot's entries ---- */
+
+static int walk(struct package_manifest *m, const char *root, const char *rel)
+{
+	char *dir = rel[0] ? path_join(root, rel) : xstrdup(root);
+	struct strlist names = {0};
+	int rc = list_dir(dir, &names);
+	for (size_t i = 0; i < names.n && rc == 0; i++) {
+		if (!rel[0] && strcmp(names.v[i], STAMP_NAME) == 0)
+			continue;
+		char *path = path_join(dir, names.v[i]);
+		char *sub = rel[0] ? path_join(rel, names.v[i]) : xstrdup(names.v[i]);
+		struct stat st;
+		if (lstat(path, &st) < 0) {
+			error("cannot stat '%s':", path);
+			rc = -1;
+		} else if (S_ISDIR(st.st_mode)) {
+			add_entry(m, 'd', sub);
+			rc = walk(m, root, sub);
+		} else if (S_ISREG(st.st_mode)) {
+			struct package_entry *e = add_entry(m, 'f', sub);
+			e->mode = normal_mode(st.st_mode);
+			e->from = xstrdup(path);
+		} else if (S_ISLNK(st.st_mode)) {
+			char target[4096];
+			ssize_t n = readlink(path, target, sizeof(target) - 1);
+			if (n < 0) {
+				error("cannot read the link '%s':", path);
+				rc = -1;
+			} else {
+				target[n] = '\0';
+				add_entry(m, 'l', sub)->link = xstrdup(target);
+			}
+		} else {
+			error("'%s' is neither a file, a directory nor a link: it cannot be packaged", path);
+			rc = -1;
+		}
+		free(sub);
+		free(path);
+	}
+	strlist_release(&names);
+	free(dir);
+	return rc;
+}
+
+/* Hash every file, and find the ones that name a place on the build machine. */
+static int hash_entries(struct package_manifest *m, const char *const build_dirs[],
+                        const char *host_bin, const char *target)
+{
+	int rc = 0;
+	struct strlist host_users = {0};
+	char *wrapper_prefix = xasprintf("bin/%s-", target);
+	for (size_t i = 0; i < m->n && rc == 0; i++) {
+		struct package_entry *e = &m->entries[i];
+		if (e->kind != 'f')
+			continue;
+		size_t len = 0;
+		void *data = e->text ? e->text : map_file(e->from, &len);
+		if (!data)
+			return -1;
+		if (e->text)
+			len = strlen(e->text);
+		e->size = (long long)len;
+		hash_bytes(data, len, e->sha256, e->sha1);
+		for (size_t j = 0; build_dirs[j]; j++)
+			if (memmem(data, len, build_dirs[j], strlen(build_dirs[j]))) {
+				error("'%s' names '%s', a directory of this build: the package would not work "
+				      "anywhere else (write paths relative to the sysroot, or find them at run "
+				      "time)", e->from ? e->from : e->path, build_dirs[j]);
+				rc = -1;
+				break;
+			}
+		if (memmem(data, len, host_bin, strlen(host_bin)) &&
+		    strncmp(e->path, wrapper_prefix, strlen(wrapper_prefix)) != 0)
+			strlist_add(&host_users, e->path);
+		if (!e->text)
+			unmap(data, len);
+	}
+	if (rc == 0 && host_users.n) {
+		struct buf names = {0};
+		for (size_t i = 0; i < host_users.n && i < 10; i++)
+			buf_printf(&names, "\n  %s", host_users.v[i]);
+		warn("%zu packaged files besides the wrappers name the host LLVM '%s' (the package "
+		     "needs it at that path):%s%s", host_users.n, host_bin, names.s,
+		     host_users.n > 10 ? "\n  ..." : "");
+		buf_release(&names);
+	}
+	free(wrapper_prefix);
+	strlist_release(&host_users);
+	return rc;
+}
+
+/* ---- what went in: sources, patches, stages, the compiler, the date ---- */
+
+static void add_line_file(struct strlist *files, const char *path)
+{
+	if (path && !strlist_has(files, path))
+		strlist_add(files, path);
+}
+
+/* SOURCE_DATE_EPOCH: see package.h. `inputs` are the recipe files and patches. */
+static void choose_epoch(const struct plan *p, const struct strlist *inputs,
+                         struct package_manifest *m)
+{
+	const char *env = getenv("SOURCE_DATE_EPOCH");
+	if (env && *env && strspn(env, "0123456789") == strlen(env) && strlen(env) < 12) {
+		m->epoch = atoll(env);
+		m->epoch_how = xstrdup("SOURCE_DATE_EPOCH of the caller");
+		return;
+	}
+	m->epoch = 1;
+	m->epoch_how = xstrdup("1: the inputs have no clean git history");
+	size_t n = inputs->n;
+	char **status = xcalloc(n + 8, sizeof(char *));
+	char **log = xcalloc(n + 10, sizeof(char *));
+	const char *status_head[] = {"git", "-C", p->dirs.root, "status", "--porcelain",
+	                             "--untracked-files=all", "--"};
+	const char *log_head[] = {"git", "-C", p->dirs.root, "log", "-1", "--format=%ct", "--"};
+	for (size_t i = 0; i < 7; i++) {
+		status[i] = (char *)status_head[i];
+		log[i] = (char *)log_head[i];
+	}
+	for (size_t i = 0; i < n; i++)
+		status[7 + i] = log[7 + i] = inputs->v[i];
+	struct buf out = {0}, err = {0};
+	int st = run_capture(status, &out, &err);
+	bool clean = st == 0 && out.len == 0;
+	buf_release(&out);
+	buf_release(&err);
+	if (clean && run_capture(log, &out, &err) == 0 && out.len && isdigit((unsigned char)out.s[0])) {
+		m->epoch = atoll(out.s);
+		free(m->epoch_how);
+		m->epoch_how = xasprintf("the newest git commit of the %zu recipe and patch files", n);
+	}
+	buf_release(&out);
+	buf_release(&err);
+	free(status);
+	free(log);
+}
+
+static char *host_clang_version(const char *bin)
+{
+	char *clang = path_join(bin, "clang");
+	char *argv[] = {clang, "--version", NULL};
+	struct buf out = {0}, err = {0};
+	int st = run_capture(argv, &out, &err);
+	free(clang);
+	buf_release(&err);
+	char *line = xstrdup(st == 0 && out.s ? out.s : "unknown");
+	line[strcspn(line, "\n")] = '\0';
+	buf_release(&out);
+	return line;
+}
+
+static char *origin_text(const struct origin *o)
+{
+	if (o->kind == ORIGIN_APT)
+		return xasprintf("apt:%s=%s/%s", o->package, o->version, o->file);
+	return xstrdup(o->url);
+}
+
+static int describe_inputs(const struct plan *p, const struct target *t, struct package_manifest *m)
+{
+	struct node **stages, **tools;
+	size_t n = plan_target_stages(p, t, &stages);
+	size_t n_tools = plan_toolchain_stages(p, t, &tools);
+	struct strlist files = {0};
+	add_line_file(&files, t->path);
+	int rc = 0;
+	for (size_t pass = 0; pass < 2; pass++) {
+		struct node **list = pass ? tools : stages;
+		for (size_t i = 0; i < (pass ? n_tools : n); i++) {
+			const struct node *s = list[i];
+			bool seen = false;
+			for (size_t k = 0; k + 2 < m->stages.n; k += 3)
+				seen |= strcmp(m->stages.v[k + 1], s->key) == 0;
+			if (seen)
+				continue;
+			if (!s->key[0] || !s->output[0]) {
+				error("stage %s has no result yet: build the target first", s->label);
+				rc = -1;
+			}
+			strlist_add(&m->stages, s->stage->name);
+			strlist_add(&m->stages, s->key);
+			strlist_add(&m->stages, s->output);
+			add_line_file(&files, s->stage->path);
+			for (size_t j = 0; j < s->stage->sources.n; j++) {
+				const struct node *tree = s->trees[j];
+				const struct source *src = tree->source;
+				add_line_file(&files, src->path);
+				add_line_file(&files, src->keyring);
+				bool listed = false;
+				for (size_t k = 0; k + 3 < m->sources.n; k += 4)
+					listed |= strcmp(m->sources.v[k], src->name) == 0 &&
+					          strcmp(m->sources.v[k + 1], src->version) == 0;
+				for (size_t o = 0; o < src->n_origins && !listed; o++) {
+					strlist_add(&m->sources, src->name);
+					strlist_add(&m->sources, src->version);
+					strlist_add(&m->sources, src->member ? src->member_sha256
+					                                     : src->origins[o].sha256);
+					strlist_take(&m->sources, origin_text(&src->origins[o]));
+				}
+				for (size_t k = 0; k < tree->patches.n; k++) {
+					const char *abs = tree->patches.v[k];
+					char *rel = xasprintf("%s/%s/%s", src->name, src->version,
+					                      strrchr(abs, '/') + 1);
+					if (strlist_has(&m->patches, rel)) {
+						free(rel);
+						continue;
+					}
+					char hex[DIGEST_HEX_LEN + 1];
+					if (digest_file(abs, hex) < 0)
+						rc = -1;
+					strlist_take(&m->patches, rel);
+					strlist_add(&m->patches, hex);
+					add_line_file(&files, abs);
+				}
+			}
+		}
+	}
+	m->target = xstrdup(t->name);
+	m->triple = xstrdup(t->triple);
+	m->host_bin = xstrdup(p->host->bin);
+	m->host_identity = xstrdup(p->host->identity);
+	m->host_clang = host_clang_version(p->host->bin);
+	struct buf flags = {0};
+	for (size_t i = 0; i < t->cflags.n; i++)
+		buf_printf(&flags, "%s%s", i ? " " : "", t->cflags.v[i]);
+	if (t->static_only)
+		buf_printf(&flags, "%sstatic-only", flags.len ? " " : "");
+	m->flags = buf_detach(&flags);
+	choose_epoch(p, &files, m);
+	strlist_release(&files);
+	free(stages);
+	free(tools);
+	return rc;
+}
+
+/* ---- the manifest's text ---- */
+
+static void header_lines(const struct package_manifest *m, struct buf *b, bool with_version)
+{
+	buf_printf(b, "crossroot-package 1\ntarget\t%s\ntriple\t%s\n", m->target, m->triple);
+	if (with_version)
+		buf_printf(b, "version\t%s\n", m->version);
+	buf_printf(b, "source-date-epoch\t%lld\t%s\n", m->epoch, m->epoch_how);
+	buf_printf(b, "engine\tcrossroot %s\t%s\n", CROSSROOT_VERSION, CROSSROOT_ENGINE_VERSION);
+	buf_printf(b, "host-llvm\t%s\t%s\t%s\n", m->host_bin, m->host_identity, m->host_clang);
+	buf_printf(b, "flags\t%s\n", m->flags);
+	for (size_t i = 0; i + 3 < m->sources.n; i += 4)
+		buf_printf(b, "source\t%s\t%s\t%s\t%s\n", m->sources.v[i], m->sources.v[i + 1],
+		           m->sources.v[i + 2], m->sources.v[i + 3]);
+	for (size_t i = 0; i + 1 < m->patches.n; i += 2)
+		buf_printf(b, "patch\t%s\t%s\n", m->patches.v[i], m->patches.v[i + 1]);
+	for (size_t i = 0; i + 2 < m->stages.n; i += 3)
+		buf_printf(b, "stage\t%s\t%s\t%s\n", m->stages.v[i], m->stages.v[i + 1],
+		           m->stages.v[i + 2]);
+}
+
+static void entry_line(const struct package_entry *e, struct buf *b)
+{
+	if (e->kind == 'd')
+		buf_printf(b, "d\t%o\t%s\n", e->mode, e->path);
+	else if (e->kind == 'f')
+		buf_printf(b, "f\t%o\t%lld\t%s\t%s\n", e->mode, e->size, e->sha256, e->path);
+	else
+		buf_printf(b, "l\t%s\t%s\n", e->link, e->path);
+}
+
+static char *manifest_text(const struct package_manifest *m)
+{
+	struct buf b = {0};
+	header_lines(m, &b, true);
+	for (size_t i = 0; i < m->n; i++)
+		if (strcmp(m->entries[i].path, PACKAGE_MANIFEST) != 0)
+			entry_line(&m->entries[i], &b);
+	return buf_detach(&b);
+}
+
+/* The entries of a manifest's text (its d/f/l lines), into `m`. */
+static int parse_entries(const char *text, const char *name, struct package_manifest *m)
+{
+	if (strncmp(text, "crossroot-package 1\n", 20) != 0) {
+		error("'%s' is not a crossroot package manifest (it must start with "
+		      "'crossroot-package 1')", name);
+		return -1;
+	}
+	char *copy = xstrdup(text);
+	size_t line_no = 0;
+	int rc = 0;
+	for (char *line = strtok(copy, "\n"); line && rc == 0; line = strtok(NULL, "\n")) {
+		line_no++;
+		char *field[6] = {0};
+		size_t count = 0;
+		for (char *f = line; f && count < 6; count++) {
+			field[count] = f;
+			f = strchr(f, '\t');
+			if (f)
+				*f++ = '\0';
+		}
+		if (strlen(field[0]) != 1 || !strchr("dfl", field[0][0])) {
+			if (strcmp(field[0], "target") == 0 && count > 1)
+				m->target = xstrdup(field[1]);
+			continue;
+		}
+		size_t want = field[0][0] == 'd' ? 3 : field[0][0] == 'f' ? 5 : 3;
+		if (count != want) {
+			error("%s:%zu: malformed entry (%zu fields, expected %zu)", name, line_no, count, want);
+			rc = -1;
+			break;
+		}
+		struct package_entry *e = add_entry(m, field[0][0], field[count - 1]);
+		if (e->kind == 'd' || e->kind == 'f')
+			e->mode = (unsigned)strtoul(field[1], NULL, 8);
+		if (e->kind == 'f') {
+			e->size = atoll(field[2]);
+			snprintf(e->sha256, sizeof(e->sha256), "%s", field[3]);
+		}
+		if (e->kind == 'l')
+			e->link = xstrdup(field[1]);
+	}
+	free(copy);
+	return rc;
+}
+
+/* ---- the tar ---- */
+
+static int write_entry(struct archive *a, struct archive_entry *ae, const struct package_entry *e,
+                       const char *top, long long epoch, const char *out)
+{
+	archive_entry_clear(ae);
+	char *name = e->path[0] ? xasprintf("%s/%s", top, e->path) : xstrdup(top);
+	archive_entry_set_pathname(ae, name);
+	free(name);
+	archive_entry_set_mtime(ae, (time_t)epoch, 0);
+	archive_entry_set_uid(ae, 0);
+	archive_entry_set_gid(ae, 0);
+	archive_entry_set_filetype(ae, e->kind == 'd' ? AE_IFDIR : e->kind == 'l' ? AE_IFLNK : AE_IFREG);
+	archive_entry_set_perm(ae, e->mode);
+	if (e->kind == 'l')
+		archive_entry_set_symlink(ae, e->link);
+	archive_entry_set_size(ae, e->kind == 'f' ? e->size : 0);
+	if (archive_write_header(a, ae) != ARCHIVE_OK) {
+		error("cannot write '%s' into '%s': %s", e->path, out, archive_error_string(a));
+		return -1;
+	}
+	if (e->kind != 'f' || e->size == 0)
+		return 0;
+	size_t len = 0;
+	void *data = e->text ? e->text : map_file(e->from, &len);
+	if (!data)
+		return -1;
+	if (e->text)
+		len = strlen(e->text);
+	int rc = 0;
+	if ((long long)len != e->size) {
+		error("'%s' changed while it was packaged (%zu bytes, %lld when hashed)", e->from, len,
+		      e->size);
+		rc = -1;
+	} else if (archive_write_data(a, data, len) != (la_ssize_t)len) {
+		error("cannot write '%s' into '%s': %s", e->path, out, archive_error_string(a));
+		rc = -1;
+	}
+	if (!e->text)
+		unmap(data, len);
+	return rc;
+}
+
+static int write_tar(const struct package_manifest *m, const char *path, bool xz)
+{
+	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
+	struct archive *a = archive_write_new();
+	struct archive_entry *ae = archive_entry_new();
+	int rc = 0;
+	if ((xz ? archive_write_add_filter_xz(a) : archive_write_add_filter_zstd(a)) != ARCHIVE_OK ||
+	    archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
+	    archive_write_open_filename(a, tmp) != ARCHIVE_OK) {
+		error("cannot write '%s': %s", tmp, archive_error_string(a));
+		rc = -1;
+	}
+	struct package_entry root = {.kind = 'd', .mode = 0755, .path = ""};
+	if (rc == 0)
+		rc = write_entry(a, ae, &root, m->target, m->epoch, tmp);
+	for (size_t i = 0; i < m->n && rc == 0 && !interrupted; i++)
+		rc = write_entry(a, ae, &m->entries[i], m->target, m->epoch, tmp);
+	if (rc == 0 && archive_write_close(a) != ARCHIVE_OK) {
+		error("cannot write '%s': %s", tmp, archive_error_string(a));
+		rc = -1;
+	}
+	archive_entry_free(ae);
+	archive_write_free(a);
+	if (rc == 0 && interrupted)
+		rc = -1;
+	if (rc == 0 && rename(tmp, path) < 0) {
+		error("cannot rename '%s' to '%s':", tmp, path);
+		rc = -1;
+	}
+	if (rc < 0)
+		unlink(tmp);
+	free(tmp);
+	return rc;
+}
+
+/* ---- package_write ---- */
+
+int package_write(const struct plan *p, const struct target *t, const struct package_options *o,
+                  char **written)
+{
+	double started = now_seconds();
+	struct package_manifest m = {0};
+	char *sysroot = path_join(p->dirs.out, t->name);
+	char *stamp = path_join(sysroot, STAMP_NAME);
+	char *zst = NULL, *xz = NULL, *beside = NULL, *spdx_path = NULL, *manifest = NULL;
+	char *spdx = NULL;
+	int rc = 0;
+	if (!path_exists(stamp)) {
+		error("'%s' is not an assembled sysroot (no %s): build the target first", sysroot,
+		      STAMP_NAME);
+		rc = -1;
+		goto out;
+	}
+	if (describe_inputs(p, t, &m) < 0 || walk(&m, sysroot, "") < 0) {
+		rc = -1;
+		goto out;
+	}
+	/* the two generated files that name the sysroot's place (crossfiles.h) */
+	size_t kept = 0;
+	for (size_t i = 0; i < m.n; i++) {
+		struct package_entry *e = &m.entries[i];
+		char *text = NULL;
+		int what = e->kind == 'f' ? crossfiles_package_text(t, e->path, &text) : CROSSFILES_AS_IS;
+		if (what == CROSSFILES_LEAVE_OUT) {
+			free(e->path);
+			free(e->from);
+			continue;
+		}
+		if (what == CROSSFILES_REPLACE) {
+			free(e->from);
+			e->from = NULL;
+			e->text = text;
+		}
+		m.entries[kept++] = *e;
+	}
+	m.n = kept;
+	const char *build_dirs[] = {p->dirs.root, p->dirs.work, p->dirs.out, NULL};
+	if (hash_entries(&m, build_dirs, p->host->bin, t->name) < 0) {
+		rc = -1;
+		goto out;
+	}
+	/* the version: the inputs' hash */
+	struct buf head = {0};
+	header_lines(&m, &head, false);
+	char hex[DIGEST_HEX_LEN + 1];
+	struct digest d;
+	digest_init(&d);
+	digest_update(&d, head.s, head.len);
+	digest_final(&d, hex);
+	buf_release(&head);
+	m.version = xstrndup(hex, 12);
+	/* the SBOM goes in as a file; the manifest lists it, and goes in itself unlisted */
+	spdx = sbom_spdx_json(&m);
+	if (!spdx) {
+		rc = -1;
+		goto out;
+	}
+	const char *meta[] = {"share", "share/crossroot", "share/crossroot/package"};
+	for (size_t i = 0; i < 3; i++) {
+		bool have = false;
+		for (size_t j = 0; j < m.n; j++)
+			have |= strcmp(m.entries[j].path, meta[i]) == 0;
+		if (!have)
+			add_entry(&m, 'd', meta[i]);
+	}
+	struct package_entry *sbom = add_entry(&m, 'f', PACKAGE_SBOM);
+	sbom->mode = 0644;
+	sbom->text = xstrdup(spdx);
+	sbom->size = (long long)strlen(spdx);
+	hash_bytes(spdx, strlen(spdx), sbom->sha256, sbom->sha1);
+	qsort(m.entries, m.n, sizeof(*m.entries), by_path);
+	manifest = manifest_text(&m);
+	struct package_entry *me = add_entry(&m, 'f', PACKAGE_MANIFEST);
+	me->mode = 0644;
+	me->text = xstrdup(manifest);
+	me->size = (long long)strlen(manifest);
+	hash_bytes(manifest, strlen(manifest), me->sha256, me->sha1);
+	qsort(m.entries, m.n, sizeof(*m.entries), by_path);
+
+	if (mkdir_p(o->dir, 0755) < 0) {
+		rc = -1;
+		goto out;
+	}
+	zst = xasprintf("%s/%s-%s.tar.zst", o->dir, t->name, m.version);
+	beside = xasprintf("%s/%s-%s.manifest", o->dir, t->name, m.version);
+	spdx_path = xasprintf("%s/%s-%s.spdx.json", o->dir, t->name, m.version);
+	rc = write_tar(&m, zst, false);
+	if (rc == 0 && o->xz) {
+		xz = xasprintf("%s/%s-%s.tar.xz", o->dir, t->name, m.version);
+		rc = write_tar(&m, xz, true);
+	}
+	if (rc == 0)
+		rc = write_file_atomic(beside, manifest, strlen(manifest), 0644);
+	if (rc == 0)
+		rc = write_file_atomic(spdx_path, spdx, strlen(spdx), 0644);
+	if (rc == 0) {
+		char sum[DIGEST_HEX_LEN + 1], size[32], took[32];
+		struct stat st;
+		for (size_t i = 0; i < 2 && rc == 0; i++) {
+			const char *file = i ? xz : zst;
+			if (!file)
+				continue;
+			rc = digest_file(file, sum);
+			if (rc == 0 && stat(file, &st) == 0)
+				info("package %s: %s (%s, sha256 %s)", t->name, file,
+				     format_size((double)st.st_size, size), sum);
+		}
+		size_t files = 0;
+		for (size_t i = 0; i < m.n; i++)
+			files += m.entries[i].kind == 'f';
+		info("package %s: %zu files, SOURCE_DATE_EPOCH %lld (%s); manifest %s, SPDX %s; %s",
+		     t->name, files, m.epoch, m.epoch_how, beside, spdx_path,
+		     format_duration(now_seconds() - started, took));
+		if (rc == 0 && written)
+			*written = xstrdup(zst);
+	}
+out:
+	package_manifest_release(&m);
+	free(manifest);
+	free(spdx);
+	free(zst);
+	free(xz);
+	free(beside);
+	free(spdx_path);
+	free(stamp);
+	free(sysroot);
+	return rc;
+}
+
+/* ---- verify ---- */
+
+/* What a package or tree holds, as entries (hashed), and its manifest's text. */
+static int read_tree(const char *root, struct package_manifest *have, char **manifest)
+{
+	char *path = path_join(root, PACKAGE_MANIFEST);
+	if (!path_exists(path)) {
+		error("no package manifest in '%s' (%s): verify takes a package or a directory "
+		      "unpacked from one", root, PACKAGE_MANIFEST);
+		free(path);
+		return -1;
+	}
+	*manifest = read_file(path, NULL);
+	free(path);
+	if (!*manifest || walk(have, root, "") < 0)
+		return -1;
+	for (size_t i = 0; i < have->n; i++) {
+		struct package_entry *e = &have->entries[i];
+		if (e->kind != 'f')
+			continue;
+		size_t len = 0;
+		void *data = map_file(e->from, &len);
+		if (!data)
+			return -1;
+		e->size = (long long)len;
+		hash_bytes(data, len, e->sha256, e->sha1);
+		unmap(data, len);
+	}
+	return 0;
+}
+
+static int read_archive(const char *file, struct package_manifest *have, char **manifest)
+{
+	struct archive *a = archive_read_new();
+	archive_read_support_filter_all(a);
+	archive_read_support_format_tar(a);
+	int rc = 0;
+	if (archive_read_open_filename(a, file, 1 << 16) != ARCHIVE_OK) {
+		error("cannot read the package '%s': %s", file, archive_error_string(a));
+		archive_read_free(a);
+		return -1;
+	}
+	struct archive_entry *ae;
+	char *top = NULL;
+	int r;
+	while ((r = archive_read_next_header(a, &ae)) == ARCHIVE_OK) {
+		const char *name = archive_entry_pathname(ae);
+		size_t top_len = strcspn(name, "/");
+		if (!top)
+			top = xstrndup(name, top_len);
+		const char *rel = name + top_len;
+		while (*rel == '/')
+			rel++;
+		if (strlen(top) != top_len || strncmp(name, top, top_len) != 0) {
+			error("'%s' in '%s' is outside the package's directory '%s/'", name, file, top);
+			rc = 1;
+			continue;
+		}
+		char *path = xstrdup(rel);
+		size_t len = strlen(path);
+		while (len && path[len - 1] == '/')
+			path[--len] = '\0';
+		mode_t type = archive_entry_filetype(ae);
+		if (!path[0]) {
+			free(path);
+			continue;
+		}
+		if (type == AE_IFDIR) {
+			add_entry(have, 'd', path)->mode = normal_mode(archive_entry_perm(ae) | S_IFDIR);
+		} else if (type == AE_IFLNK) {
+			add_entry(have, 'l', path)->link = xstrdup(archive_entry_symlink(ae));
+		} else if (type == AE_IFREG) {
+			struct package_entry *e = add_entry(have, 'f', path);
+			e->mode = archive_entry_perm(ae) & 0111 ? 0755 : 0644;
+			struct buf data = {0};
+			char chunk[65536];
+			la_ssize_t n;
+			while ((n = archive_read_data(a, chunk, sizeof(chunk))) > 0)
+				buf_add(&data, chunk, (size_t)n);
+			if (n < 0) {
+				error("cannot read '%s' in '%s': %s", path, file, archive_error_string(a));
+				rc = 1;
+			}
+			e->size = (long long)data.len;
+			hash_bytes(data.s ? data.s : "", data.len, e->sha256, e->sha1);
+			if (strcmp(path, PACKAGE_MANIFEST) == 0)
+				*manifest = xstrndup(data.s ? data.s : "", data.len);
+			buf_release(&data);
+		} else {
+			error("'%s' in '%s' is neither a file, a directory nor a link", name, file);
+			rc = 1;
+		}
+		free(path);
+	}
+	if (r != ARCHIVE_EOF) {
+		error("'%s' is damaged: %s", file, archive_error_string(a));
+		rc = 1;
+	}
+	archive_read_free(a);
+	free(top);
+	if (!*manifest) {
+		error("no package manifest in '%s' (%s)", file, PACKAGE_MANIFEST);
+		return -1;
+	}
+	return rc;
+}
+
+/* Compare entry lists (both sorted afterwards); each difference on stderr. Returns the count. */
+static size_t compare_entries(struct package_manifest *want, struct package_manifest *have,
+                              const char *where)
+{
+	qsort(want->entries, want->n, sizeof(*want->entries), by_path);
+	qsort(have->entries, have->n, sizeof(*have->entries), by_path);
+	size_t i = 0, j = 0, differences = 0;
+	static const char *const kinds[] = {['d'] = "a directory", ['f'] = "a file", ['l'] = "a link"};
+	while (i < want->n || j < have->n) {
+		int c = i == want->n ? 1 : j == have->n ? -1
+		                                          : strcmp(want->entries[i].path, have->entries[j].path);
+		if (c > 0 && strcmp(have->entries[j].path, PACKAGE_MANIFEST) == 0) {
+			j++;
+			continue;
+		}
+		differences++;
+		if (c < 0) {
+			fprintf(stderr, "missing: %s (in the manifest, not in %s)\n", want->entries[i++].path,
+			        where);
+			continue;
+		}
+		if (c > 0) {
+			fprintf(stderr, "extra:   %s (in %s, not in the manifest)\n", have->entries[j++].path,
+			        where);
+			continue;
+		}
+		const struct package_entry *w = &want->entries[i++], *h = &have->entries[j++];
+		if (w->kind != h->kind)
+			fprintf(stderr, "changed: %s is %s, the manifest says %s\n", w->path,
+			        kinds[(int)h->kind], kinds[(int)w->kind]);
+		else if (w->kind == 'l' && strcmp(w->link, h->link) != 0)
+			fprintf(stderr, "changed: %s points to '%s', the manifest says '%s'\n", w->path,
+			        h->link, w->link);
+		else if (w->kind == 'f' && (w->size != h->size || strcmp(w->sha256, h->sha256) != 0))
+			fprintf(stderr, "changed: %s has %lld bytes, sha256 %s; the manifest says %lld "
+			        "bytes, sha256 %s\n", w->path, h->size, h->sha256, w->size, w->sha256);
+		else if (w->kind != 'l' && w->mode != h->mode)
+			fprintf(stderr, "changed: %s has mode %o, the manifest says %o\n", w->path, h->mode,
+			        w->mode);
+		else
+			differences--;
+	}
+	return differences;
+}
+
+int package_verify(const char *path)
+{
+	struct package_manifest want = {0}, have = {0};
+	char *manifest = NULL;
+	bool tree = is_dir(path);
+	int rc = tree ? read_tree(path, &have, &manifest) : read_archive(path, &have, &manifest);
+	if (rc < 0 || parse_entries(manifest, tree ? PACKAGE_MANIFEST : path, &want) < 0) {
+		rc = PACKAGE_UNREADABLE;
+		goto out;
+	}
+	size_t files = 0;
+	for (size_t i = 0; i < want.n; i++)
+		files += want.entries[i].kind == 'f';
+	size_t differences = compare_entries(&want, &have, path);
+	if (differences || rc > 0) {
+		error("'%s' does not match its manifest: %zu difference%s (above)", path, differences,
+		      differences == 1 ? "" : "s");
+		rc = PACKAGE_DIFFERS;
+	} else {
+		info("verified %s: %zu files and every directory and link as its manifest says", path,
+		     files);
+		rc = PACKAGE_SAME;
+	}
+out:
+	free(manifest);
+	package_manifest_release(&want);
+	package_manifest_release(&have);
+	return rc;
+}
+
+/* ---- compare ---- */
+
+int package_compare(const char *a, const char *b)
+{
+	char sum_a[DIGEST_HEX_LEN + 1], sum_b[DIGEST_HEX_LEN + 1];
+	if (digest_file(a, sum_a) < 0 || digest_file(b, sum_b) < 0)
+		return PACKAGE_UNREADABLE;
+	if (strcmp(sum_a, sum_b) == 0) {
+		info("reproducible: %s and %s are the same bytes (sha256 %s)", a, b, sum_a);
+		return PACKAGE_SAME;
+	}
+	struct package_manifest ma = {0}, mb = {0}, ha = {0}, hb = {0};
+	char *text_a = NULL, *text_b = NULL;
+	int rc = PACKAGE_DIFFERS;
+	if (read_archive(a, &ha, &text_a) < 0 || read_archive(b, &hb, &text_b) < 0 ||
+	    parse_entries(text_a, a, &ma) < 0 || parse_entries(text_b, b, &mb) < 0) {
+		rc = PACKAGE_UNREADABLE;
+		goto out;
+	}
+	fprintf(stderr, "the packages differ (sha256 %s and %s); by their contents, with %s as the "
+	        "manifest:\n", sum_a, sum_b, a);
+	/* the files themselves, so the manifest's own difference is not all there is to see */
+	size_t differences = compare_entries(&ha, &hb, b);
+	char *argv[] = {"diffoscope", "--text", "-", (char *)a, (char *)b, NULL};
+	struct buf out = {0};
+	char *which[] = {"sh", "-c", "command -v diffoscope", NULL};
+	if (run_capture(which, &out, NULL) == 0 && out.len) {
+		buf_release(&out);
+		info("diffoscope's report:");
+		pid_t pid = run_argv(argv, NULL, -1, -1);
+		if (pid > 0)
+			run_wait(pid);
+	} else {
+		info("(diffoscope is not installed: the files above differ byte for byte)");
+	}
+	buf_release(&out);
+	error("not reproducible: %zu difference%s between %s and %s", differences,
+	      differences == 1 ? "" : "s", a, b);
+out:
+	free(text_a);
+	free(text_b);
+	package_manifest_release(&ma);
+	package_manifest_release(&mb);
+	package_manifest_release(&ha);
+	package_manifest_release(&hb);
+	return rc;
+}
+
+/* ---- build --check ---- */
+
+int package_check(const struct plan *p, const struct target *t, const struct package_check *c)
+{
+	char *dir = xasprintf("%s/check/%s", p->dirs.work, t->name);
+	char *first_dir = path_join(dir, "first"), *second_dir = path_join(dir, "second");
+	char *work = path_join(dir, "work"), *cache = path_join(dir, "cache");
+	char *out = path_join(dir, "sysroots"), *no_remote = path_join(dir, "no-remote-cache");
+	char *first = NULL, *pattern = NULL;
+	int rc = PACKAGE_UNREADABLE;
+	if (remove_tree(dir) < 0 || mkdir_p(dir, 0755) < 0 ||
+	    write_file_atomic(no_remote, "", 0, 0644) < 0)
+		goto out;
+	struct package_options o = {.dir = first_dir};
+	if (package_write(p, t, &o, &first) < 0)
+		goto out;
+	/* a cold build: its own work directory, stage cache and output, no remote cache; the
+	 * verified downloads are its mirror (a download cache is one), so nothing is fetched */
+	info("check   %s: building it again in %s", t->name, work);
+	char jobs[16];
+	snprintf(jobs, sizeof(jobs), "%d", p->jobs);
+	const char *argv[24] = {c->self, "-C", p->dirs.root, "--work", work, "--cache", cache,
+	                        "--out", out, "--mirror", p->dirs.downloads, "-j", jobs};
+	size_t n = 13;
+	if (t->static_only)
+		argv[n++] = "--static-only";
+	if (c->allow_network)
+		argv[n++] = "--allow-network";
+	if (c->verbose)
+		argv[n++] = "--verbose";
+	argv[n++] = "package";
+	argv[n++] = t->name;
+	argv[n++] = "-o";
+	argv[n++] = second_dir;
+	argv[n] = NULL;
+	setenv("CROSSROOT_REMOTE_CACHE_CONFIG", no_remote, 1);
+	pid_t pid = run_argv((char *const *)argv, NULL, -1, -1);
+	int status = pid < 0 ? -1 : run_wait(pid);
+	if (status != 0) {
+		char how[96];
+		error("the second build of %s in '%s' failed (%s)", t->name, work,
+		      status < 0 ? "could not run" : run_describe(status, how));
+		goto out;
+	}
+	pattern = xasprintf("%s/%s-*.tar.zst", second_dir, t->name);
+	glob_t g;
+	if (glob(pattern, 0, NULL, &g) != 0 || g.gl_pathc != 1) {
+		error("the second build left no package '%s'", pattern);
+		goto out;
+	}
+	rc = package_compare(first, g.gl_pathv[0]);
+	globfree(&g);
+	if (rc == PACKAGE_SAME)
+		remove_tree(dir);
+	else
+		info("both builds are kept in %s", dir);
+out:
+	free(first);
+	free(pattern);
+	free(dir);
+	free(first_dir);
+	free(second_dir);
+	free(work);
+	free(cache);
+	free(out);
+	free(no_remote);
+	return rc;
+}
