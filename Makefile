@@ -63,6 +63,15 @@ check-gnu: crossroot
 check-projects: crossroot
 	tests/projects/run.sh
 
+# Reproducibility of aarch64-linux-musl for real (tests/full/repro.sh; two full cold builds,
+# so about twice `make main`'s cold time): two cold builds in different work directories give
+# packages with the same sha256, as does a build restored from the stage cache; the package,
+# unpacked elsewhere by the user nobody, is verified and builds hello.c and hello.cpp (dynamic
+# and static) that run under qemu. Needs root (setpriv). Prints both sha256 sums, the zstd and
+# xz sizes and the times. REPRO_DIR (default work/repro) holds the builds.
+check-repro: crossroot
+	tests/full/repro.sh $(DEFAULT_TARGET)
+
 # The libm references: gcc-built musl of the sysroots' version, the host's (musl-tools) and
 # Debian's musl-dev of architectures whose libm takes other paths (see the script). Regenerate
 # only when the program or the musl version changes.
@@ -82,4 +91,4 @@ main: crossroot
 clean:
 	rm -f crossroot bootstrap/*.o tests/unit/run-unit tests/fuzz/fuzz-recipes tests/fuzz/fuzz-plan
 
-.PHONY: all check check-all check-gnu check-projects clean deps fuzz libm-reference main
+.PHONY: all check check-all check-gnu check-projects check-repro clean deps fuzz libm-reference main
