@@ -20,9 +20,10 @@
 #include "crossfiles.h"
 #include "run.h"
 #include "sbom.h"
+#include "sysroot.h"
 #include "util.h"
 
-#define STAMP_NAME ".crossroot-stamp"   /* sysroot.c's; never packaged */
+#define STAMP_NAME SYSROOT_STAMP
 
 void package_manifest_release(struct package_manifest *m)
 {

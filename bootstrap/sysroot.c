@@ -16,7 +16,7 @@
 #include "util.h"
 
 #define SYSROOT_FORMAT "8"   /* bump when the generated files change */
-#define STAMP_NAME ".crossroot-stamp"
+#define STAMP_NAME SYSROOT_STAMP
 
 /* ".<target>.new.<pid>" and ".<target>.old.<pid>" of runs that were killed. */
 static void remove_leftovers(const char *out, const char *name)

@@ -13,6 +13,9 @@
 
 #include "plan.h"
 
+/* The file in an assembled sysroot that records what it was assembled from (never packaged) */
+#define SYSROOT_STAMP ".crossroot-stamp"
+
 /* Where `crossroot install` keeps the target's overlay (see overlay.h): WORK/overlays/TARGET */
 char *sysroot_overlay_dir(const struct dirs *d, const char *target);
 
