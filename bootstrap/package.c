@@ -822,8 +822,8 @@ int package_verify(const char *path)
 		      differences == 1 ? "" : "s");
 		rc = PACKAGE_DIFFERS;
 	} else {
-		info("verified %s: %zu files and every directory and link as its manifest says", path,
-		     files);
+		info("verified %s: %zu file%s and every directory and link as its manifest says", path,
+		     files, files == 1 ? "" : "s");
 		rc = PACKAGE_SAME;
 	}
 out:

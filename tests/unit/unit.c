@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,6 +19,8 @@
 #include "digest.h"
 #include "extract.h"
 #include "fetch.h"
+#include "package.h"
+#include "run.h"
 #include "plan.h"
 #include "recipes.h"
 #include "scheduler.h"
@@ -1225,6 +1229,85 @@ static void test_publish_expected(void)
 	free(sub);
 }
 
+/* A step with RUN_NO_NETWORK cannot reach a port that the same step without it reaches (the
+ * listening socket's backlog completes the connection; nothing needs to accept it). */
+static void test_run_network(void)
+{
+	int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(addr);
+	CHECK(listener >= 0 && bind(listener, (struct sockaddr *)&addr, len) == 0 &&
+	      listen(listener, 8) == 0 && getsockname(listener, (struct sockaddr *)&addr, &len) == 0);
+	char *cmd = xasprintf("python3 -c \"import socket; socket.create_connection(('127.0.0.1', "
+	                      "%d), 3)\" 2>/dev/null", ntohs(addr.sin_port));
+	char *env[] = {"PATH=/usr/bin:/bin", NULL};
+	int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	pid_t pid = run_shell(cmd, scratch, env, devnull, 0);
+	CHECK(pid > 0 && run_wait(pid) == 0);
+	if (run_network_isolation()) {
+		pid = run_shell(cmd, scratch, env, devnull, RUN_NO_NETWORK);
+		int status = pid > 0 ? run_wait(pid) : 0;
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+		pid = run_shell("pwd >pwd.txt; echo $X >>pwd.txt", scratch, (char *[]){"X=kept", NULL},
+		                devnull, RUN_NO_NETWORK);
+		CHECK(pid > 0 && run_wait(pid) == 0);
+		char *path = xasprintf("%s/pwd.txt", scratch);
+		char *text = read_file(path, NULL);
+		char *want = xasprintf("%s\nkept\n", scratch);
+		CHECK(text && strcmp(text, want) == 0);
+		free(want);
+		free(text);
+		free(path);
+	} else {
+		printf("unit: no network namespace here: the isolated half of test_run_network skipped\n");
+	}
+	close(devnull);
+	close(listener);
+	free(cmd);
+}
+
+/* verify against a hand-written manifest: the same, a changed byte, an extra and a missing
+ * file, no manifest */
+static void test_package_verify(void)
+{
+	char *root = xasprintf("%s/pkgtree", scratch);
+	char *meta = xasprintf("%s/share/crossroot/package", root);
+	CHECK(mkdir_p(meta, 0755) == 0);
+	char *file = xasprintf("%s/a.txt", root);
+	CHECK(write_file_atomic(file, "hello\n", 6, 0644) == 0);
+	char *link = xasprintf("%s/b", root);
+	CHECK(symlink("a.txt", link) == 0);
+	char hex[DIGEST_HEX_LEN + 1];
+	CHECK(digest_file(file, hex) == 0);
+	char *manifest = xasprintf("crossroot-package 1\ntarget\tt\nf\t644\t6\t%s\ta.txt\n"
+	                           "l\ta.txt\tb\nd\t755\tshare\nd\t755\tshare/crossroot\n"
+	                           "d\t755\tshare/crossroot/package\n", hex);
+	char *mpath = xasprintf("%s/%s", root, PACKAGE_MANIFEST);
+	CHECK(write_file_atomic(mpath, manifest, strlen(manifest), 0644) == 0);
+	CHECK(package_verify(root) == PACKAGE_SAME);
+	CHECK(write_file_atomic(file, "hellO\n", 6, 0644) == 0);
+	CHECK(package_verify(root) == PACKAGE_DIFFERS);
+	CHECK(write_file_atomic(file, "hello\n", 6, 0644) == 0);
+	CHECK(package_verify(root) == PACKAGE_SAME);
+	CHECK(unlink(link) == 0 && symlink("elsewhere", link) == 0);
+	CHECK(package_verify(root) == PACKAGE_DIFFERS);
+	CHECK(unlink(link) == 0 && symlink("a.txt", link) == 0);
+	CHECK(chmod(file, 0755) == 0);
+	CHECK(package_verify(root) == PACKAGE_DIFFERS);
+	CHECK(chmod(file, 0600) == 0);   /* a umask's doing: only the execute bit counts */
+	CHECK(package_verify(root) == PACKAGE_SAME);
+	CHECK(unlink(file) == 0);
+	CHECK(package_verify(root) == PACKAGE_DIFFERS);
+	CHECK(unlink(mpath) == 0);
+	CHECK(package_verify(root) == PACKAGE_UNREADABLE);
+	free(mpath);
+	free(manifest);
+	free(link);
+	free(file);
+	free(meta);
+	free(root);
+}
+
 int main(void)
 {
 	char template[] = "/tmp/crossroot-unit.XXXXXX";
@@ -1247,6 +1330,8 @@ int main(void)
 	test_searchpaths();
 	test_sign();
 	test_publish_expected();
+	test_run_network();
+	test_package_verify();
 	remove_tree(scratch);
 	printf("unit: %d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
