@@ -62,9 +62,9 @@ assert "the restored build gives the same sha256" test "$(sha256 "$THREE")" = "$
 echo $(( $(date +%s) - start )) >"$R/three.seconds"
 
 # unpacked elsewhere by another user: verified, then hello.c and hello.cpp under qemu
-N=$R/elsewhere
+N=$T/elsewhere   # under /tmp: the project's work/ may be closed to other users
 mkdir -p "$N"
-chmod 755 "$T" "$R"
+chmod 755 "$T"
 chown nobody "$N"
 AS="setpriv --reuid=nobody --regid=nogroup --clear-groups --reset-env"
 printf '#include <stdio.h>\nint main(void){puts("hello from c");return 0;}\n' >"$T/hello.c"
