@@ -13,6 +13,7 @@
 cd "$ROOT" || exit 1
 TARGET=${1:-aarch64-linux-musl}
 R=${REPRO_DIR:-$ROOT/work/repro}
+PROJECT=${REPRO_PROJECT:-$ROOT}   # another project, to try this script on a toy target
 DOWNLOADS=${CROSSROOT_CACHE:-$ROOT/work/cache}/downloads
 unset SOURCE_DATE_EPOCH
 export CROSSROOT_REMOTE_CACHE_CONFIG=$T/no-remote-cache
@@ -25,8 +26,8 @@ mkdir -p "$R"
 # build NAME: a cold build and package in $R/NAME; its time in $R/NAME.seconds
 build() {
 	start=$(date +%s)
-	run "$CROSSROOT" --work "$R/$1/work" --cache "$R/$1/cache" --out "$R/$1/sysroots" $MIRROR \
-		package "$TARGET" -o "$R/$1/package" $2
+	run "$CROSSROOT" -C "$PROJECT" --work "$R/$1/work" --cache "$R/$1/cache" --out "$R/$1/sysroots" $MIRROR \
+		package "$TARGET" -o "$R/$1/package" ${2:-}
 	echo $(( $(date +%s) - start )) >"$R/$1.seconds"
 	tail -n 4 "$T/out"
 }
@@ -54,7 +55,7 @@ for p in sorted(set(a) | set(b)):
 EOT
 fi
 start=$(date +%s)
-run "$CROSSROOT" --work "$R/three/work" --cache "$R/one/cache" --out "$R/three/sysroots" $MIRROR \
+run "$CROSSROOT" -C "$PROJECT" --work "$R/three/work" --cache "$R/one/cache" --out "$R/three/sysroots" $MIRROR \
 	package "$TARGET" -o "$R/three/package"
 check "a third build restored from the first one's stage cache" 0 "package $TARGET:"
 THREE=$(ls "$R"/three/package/"$TARGET"-*.tar.zst)
@@ -70,7 +71,9 @@ AS="setpriv --reuid=nobody --regid=nogroup --clear-groups --reset-env"
 printf '#include <stdio.h>\nint main(void){puts("hello from c");return 0;}\n' >"$T/hello.c"
 printf '#include <iostream>\n#include <stdexcept>\nint main(){try{throw std::runtime_error("thrown");}catch(const std::exception &e){std::cout << "hello from c++ " << e.what() << std::endl;}}\n' >"$T/hello.cpp"
 chmod 644 "$T/hello.c" "$T/hello.cpp"
-run $AS sh -c "cd '$N' && tar -xf '$ONE'"
+cp "$ONE" "$T/package.tar.zst"
+chmod 644 "$T/package.tar.zst"
+run $AS sh -c "cd '$N' && tar -xf '$T/package.tar.zst'"
 check "nobody unpacks the package" 0
 S=$N/$TARGET
 run $AS "$CROSSROOT" verify "$S"
