@@ -232,8 +232,13 @@ steps:
   - python3 -c "import socket; print(socket.create_connection(('127.0.0.1', $PORT), 5).recv(99).decode())" >\${destdir}/usr/share/got
 EOT
 run "$CROSSROOT" -C "$P3" --work "$T/w3" --out "$T/o3" build toy
-check "a step cannot connect to the host's 127.0.0.1" 1 "ConnectionRefusedError" \
-	"(build steps have no network: a step that downloads or connects anywhere fails"
+if grep -q "build steps keep the host's network" "$T/out"; then
+	echo "package.sh: no network namespace can be made here: the isolation check is skipped"
+	assert "that is said once" test "$(grep -c "keep the host's network" "$T/out")" = 1
+else
+	check "a step cannot connect to the host's 127.0.0.1" 1 "ConnectionRefusedError" \
+		"(build steps have no network: a step that downloads or connects anywhere fails"
+fi
 run "$CROSSROOT" -C "$P3" --work "$T/w3" --out "$T/o3" --allow-network build toy
 check "the same step with --allow-network" 0 "sysroot toy"
 assert "it got the server's answer" grep -q "hello from the host" "$T/o3/toy/usr/share/got"
