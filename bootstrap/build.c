@@ -16,6 +16,7 @@
 
 #include "cache.h"
 #include "extract.h"
+#include "launcher.h"
 #include "remote.h"
 #include "run.h"
 #include "scheduler.h"
@@ -213,6 +214,8 @@ static char **stage_environment(const struct run *r, const struct node *n)
 	/* the run wrappers refuse to run inside a step: a configure check that runs a target
 	 * program must not pass or fail with the host's binfmt registrations */
 	strlist_take(&env, xasprintf("CROSSROOT_STAGE=%s", n->stage->name));
+	for (size_t i = 0; r->o->launcher && i < r->o->launcher->env.n; i++)
+		strlist_add(&env, r->o->launcher->env.v[i]);
 	char *flags = jobserver_makeflags(&r->js);
 	strlist_take(&env, xasprintf("MAKEFLAGS=%s", flags));
 	free(flags);

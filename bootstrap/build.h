@@ -20,12 +20,14 @@
 #include "plan.h"
 
 struct remote_cache;
+struct launcher;
 
 struct build_options {
 	struct fetch_options fetch;
 	bool verbose;               /* show every step's command */
 	bool keep_going;            /* start independent stages after a failure */
 	struct remote_cache *remote;    /* pull before building, push after (remote.h); or NULL */
+	const struct launcher *launcher;   /* its environment for every step (launcher.h); or NULL */
 	bool allow_network;         /* steps keep the host's network; false (the default): each
 	                               step runs in a network namespace of its own (run.h
 	                               RUN_NO_NETWORK), so a step that downloads fails */

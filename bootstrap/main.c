@@ -16,6 +16,7 @@
 #include "binfmt.h"
 #include "build.h"
 #include "cache.h"
+#include "launcher.h"
 #include "plan.h"
 #include "overlay.h"
 #include "package.h"
@@ -48,7 +49,9 @@ static const char usage[] =
 	"  package  build, then write TARGET-VERSION.tar.zst (--xz: also .tar.xz), its manifest\n"
 	"           and SPDX document into -o DIR (default .): deterministic bytes\n"
 	"  verify   PACKAGE|DIR: check a package, or a directory unpacked from one, against its\n"
-	"           manifest; each missing, extra or changed file is named\n"
+	"           manifest; each missing, extra or changed file is named\n";
+/* two strings: C17 compilers need only take 4095 characters in one */
+static const char usage_options[] =
 	"\n"
 	"options:\n"
 	"  -a, --all          every target in targets/\n"
@@ -69,6 +72,9 @@ static const char usage[] =
 	"      --static-only  static runtimes only (as a target's 'static: true'): no shared\n"
 	"                     library is built, and the compilers link statically\n"
 	"      --verify       hash every cached download and stage result in full before use\n"
+	"      --launcher L   put a compiler launcher before every compile of every stage: ccache,\n"
+	"                     distcc (DISTCC_HOSTS; the job budget grows by its slots) or\n"
+	"                     ccache+distcc; also $CROSSROOT_LAUNCHER. Stage keys do not change\n"
 	"      --allow-network  build steps keep the host's network (by default each runs in a\n"
 	"                     network namespace of its own, where a download fails)\n"
 	"  -k, --keep-going   after a failure, go on with stages that do not depend on it\n"
@@ -259,6 +265,7 @@ int main(int argc, char **argv)
 		{"remote-cache", required_argument, NULL, 'U'},
 		{"remote-cache-mode", required_argument, NULL, 'M'},
 		{"allow-network", no_argument, NULL, 'N'},
+		{"launcher", required_argument, NULL, 'L'},
 		{"xz", no_argument, NULL, 'X'}, {"check", no_argument, NULL, 'H'},
 		{NULL, 0, NULL, 0},
 	};
@@ -268,6 +275,8 @@ int main(int argc, char **argv)
 	struct strlist mirrors = {0};
 	int keep = 1;
 	long jobs = sysconf(_SC_NPROCESSORS_ONLN);
+	bool jobs_given = false;
+	const char *launcher_arg = getenv("CROSSROOT_LAUNCHER");
 	const char *root_arg = ".", *work_arg = NULL, *cache_arg = getenv("CROSSROOT_CACHE"),
 	           *out_arg = NULL, *table_arg = NULL, *remote_arg = NULL, *remote_mode_arg = NULL,
 	           *package_arg = ".";
@@ -280,6 +289,7 @@ int main(int argc, char **argv)
 		case 'j': {
 			char *end;
 			jobs = strtol(optarg, &end, 10);
+			jobs_given = true;
 			if (*end || jobs < 1 || jobs > 1024) {
 				error("--jobs needs a number from 1 to 1024, not '%s'", optarg);
 				return EXIT_CONFIG;
@@ -313,15 +323,17 @@ int main(int argc, char **argv)
 		case 'U': remote_arg = optarg; break;
 		case 'M': remote_mode_arg = optarg; break;
 		case 'N': allow_network = true; break;
+		case 'L': launcher_arg = optarg; break;
 		case 'X': xz = true; break;
 		case 'H': check = true; break;
-		case 'h': fputs(usage, stdout); return EXIT_OK;
+		case 'h': fputs(usage, stdout); fputs(usage_options, stdout); return EXIT_OK;
 		case 'V': printf("crossroot %s\n", CROSSROOT_VERSION); return EXIT_OK;
-		default: fputs(usage, stderr); return EXIT_CONFIG;
+		default: fputs(usage, stderr); fputs(usage_options, stderr); return EXIT_CONFIG;
 		}
 	}
 	if (optind >= argc) {
 		fputs(usage, stderr);
+		fputs(usage_options, stderr);
 		return EXIT_CONFIG;
 	}
 	const char *command = argv[optind++];
@@ -492,9 +504,20 @@ int main(int argc, char **argv)
 		if (cache_lock_fd < 0)
 			return EXIT_FAILED;
 	}
+	struct launcher launcher;
+	if (launcher_init(&launcher, strcmp(command, "build") == 0 || strcmp(command, "package") == 0
+	                                 ? launcher_arg : NULL, work) < 0)
+		return EXIT_CONFIG;
+	if (launcher.remote_slots && !jobs_given)
+		jobs += launcher.remote_slots;   /* compiles on distcc hosts do not load this machine */
+	if (launcher.network && !allow_network)
+		info("build steps keep the network: the launcher '%s' needs it", launcher.spec);
 	struct plan plan;
 	if (plan_create(&plan, &dirs, &host, (int)jobs, verify, targets, names.n, &recipes) < 0)
 		return EXIT_CONFIG;
+	for (size_t i = 0; i < plan.n_nodes; i++)
+		if (plan.nodes[i]->kind == NODE_STAGE)
+			launcher_apply(&launcher, &plan.nodes[i]->vars);
 	struct build_options bo = {
 		.fetch = {.cache_dir = downloads, .apt_dir = apt_dir, .parallel = 4, .retries = 3,
 		          .stall_seconds = 30, .backoff_seconds = 1, .mirrors = &mirrors,
@@ -502,7 +525,8 @@ int main(int argc, char **argv)
 		.verbose = verbose,
 		.keep_going = keep_going,
 		.remote = remote.url ? &remote : NULL,
-		.allow_network = allow_network,
+		.allow_network = allow_network || launcher.network,
+		.launcher = &launcher,
 	};
 	const char *stall = getenv("CROSSROOT_STALL_SECONDS");
 	if (stall && atol(stall) > 0)
@@ -555,6 +579,7 @@ int main(int argc, char **argv)
 	}
 	plan_release(&plan);
 	remote_release(&remote);
+	launcher_release(&launcher);
 	toolchain_host_release(&host);
 	if (cache_lock_fd >= 0)
 		close(cache_lock_fd);

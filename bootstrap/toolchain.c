@@ -348,6 +348,7 @@ int toolchain_write_cmake_file(const char *path, const struct target *t,
 	buf_printf(&b, "# CMake toolchain file for one crossroot stage of %s (generated)\n"
 	           "set(CMAKE_SYSTEM_NAME Linux)\nset(CMAKE_SYSTEM_PROCESSOR %s)\n"
 	           "set(CMAKE_SYSROOT \"%s\")\n", t->name, t->cpu, toolchain_var(vars, "sysroot"));
+	const char *launcher = toolchain_var(vars, ".launcher");
 	const char *langs[][2] = {{"C", ".cc_driver"}, {"CXX", ".cxx_driver"}, {"ASM", ".cc_driver"}};
 	for (size_t i = 0; i < 3; i++) {
 		buf_printf(&b, "set(CMAKE_%s_COMPILER \"%s\")\n", langs[i][0], toolchain_var(vars, langs[i][1]));
@@ -356,6 +357,8 @@ int toolchain_write_cmake_file(const char *path, const struct target *t,
 		buf_printf(&b, "set(CMAKE_%s_FLAGS_INIT \"%s%s\")\n", langs[i][0], toolchain_var(vars, "cflags"),
 		           rflag);
 		buf_printf(&b, "set(CMAKE_%s_COMPILER_WORKS ON)\n", langs[i][0]);
+		if (launcher)   /* launcher.h: not a key input */
+			buf_printf(&b, "set(CMAKE_%s_COMPILER_LAUNCHER \"%s\")\n", langs[i][0], launcher);
 	}
 	const char *link = clang ? "-fuse-ld=lld --rtlib=compiler-rt --unwindlib=none" : "";
 	buf_printf(&b, "set(CMAKE_EXE_LINKER_FLAGS_INIT \"%s\")\n"

@@ -1,0 +1,122 @@
+#!/bin/sh
+# Compiler launchers (--launcher): ccache gives a fresh work directory (a new CI runner) every
+# compile of an earlier build at the same path, distcc sends compiles to distccd hosts on loopback, ccache+distcc sends ccache's misses
+# there; every result is byte for byte the local build's, and no stage key changes.
+. "$(dirname "$0")/../lib/common.sh"
+for tool in ccache distcc distccd cmake; do
+	command -v $tool >/dev/null || { echo "launcher.sh: $tool is not installed (make deps)"; exit 1; }
+done
+P=$T/p
+new_project "$P"
+cat >"$P/targets/toy.yaml" <<'EOT'
+triple: aarch64-unknown-linux-musl
+qemu: qemu-aarch64-static
+stages: [objs, cmk]
+EOT
+# a make-based stage compiling with ${cc}, and a CMake one compiling through its toolchain file
+cat >"$P/stages/objs.yaml" <<'EOT'
+name: objs
+steps:
+  - |
+    for i in 1 2 3 4 5 6 7 8; do printf 'int f%s(int x) { return x * %s + 1; }\n' $i $i >f$i.c; done
+    printf 'all: f1.o f2.o f3.o f4.o f5.o f6.o f7.o f8.o\n%%.o: %%.c\n\t$(CC) -O2 -c $< -o $@\n' >Makefile
+  - make CC="${cc}"
+  - echo "job budget ${jobs}"
+  - mkdir -p ${destdir}/usr/lib && ${ar} rc ${destdir}/usr/lib/libobjs.a f1.o f2.o f3.o f4.o f5.o f6.o f7.o f8.o
+EOT
+cat >"$P/stages/cmk.yaml" <<'EOT'
+name: cmk
+steps:
+  - |
+    mkdir -p s
+    for i in 1 2 3 4; do printf 'int g%s(int x) { return x - %s; }\n' $i $i >s/g$i.c; done
+    printf 'cmake_minimum_required(VERSION 3.13)\nproject(cmk C)\nadd_library(cmk STATIC g1.c g2.c g3.c g4.c)\ninstall(TARGETS cmk ARCHIVE DESTINATION lib)\n' >s/CMakeLists.txt
+  - >-
+    cmake -S s -B b -G "Unix Makefiles" -DCMAKE_TOOLCHAIN_FILE=${cmake_toolchain}
+    -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_TRY_COMPILE_TARGET_TYPE=STATIC_LIBRARY
+  - make -C b VERBOSE=1 && make -C b DESTDIR=${destdir} install
+EOT
+export CCACHE_DIR=$T/ccache DISTCC_DIR=$T/distcc DISTCC_FALLBACK=0 DISTCC_BACKOFF_PERIOD=0
+unset CCACHE_BASEDIR CCACHE_PREFIX DISTCC_HOSTS CROSSROOT_LAUNCHER
+mkdir -p "$DISTCC_DIR"
+build() {   # build WORK_NAME [options]: a cold build of toy in its own work directory
+	w=$1
+	shift
+	run $CROSSROOT -C "$P" --work "$T/$w" --out "$T/out-$w" "$@" build toy
+}
+libs() { cat "$T/out-$1/toy/usr/lib/libobjs.a" "$T/out-$1/toy/usr/lib/libcmk.a" | sha256sum; }
+stat_of() { ccache --print-stats | awk -v k="$1" '$1 == k { print $2 }'; }
+
+build local
+check "a build without a launcher" 0 "sysroot toy"
+run $CROSSROOT -C "$P" --work "$T/local" plan toy
+cp "$T/out" "$T/plan-plain"
+run $CROSSROOT -C "$P" --work "$T/local" --launcher ccache plan toy
+assert "stage keys are the same with a launcher" cmp -s "$T/out" "$T/plan-plain"
+assert "plan says all is cached" grep -q "cached" "$T/out"
+
+# ccache: a cold build fills it; a fresh work directory at the same path (a new CI runner with
+# the ccache directory restored) compiles nothing
+hits() { echo $(( $(stat_of direct_cache_hit) + $(stat_of preprocessed_cache_hit) )); }
+build cc --launcher ccache
+check "build with --launcher ccache" 0 "sysroot toy"
+N=$(stat_of cache_miss)
+assert "ccache saw the 12 compiles (8 by make, 4 and CMake's ABI check by CMake): $N misses" test "$N" -ge 12
+assert "CMake compiles through CMAKE_C_COMPILER_LAUNCHER" grep -q "$(command -v ccache) .*-o CMakeFiles/cmk.dir/g1.c.o" "$T/cc/logs/toy/cmk.log"
+assert "make compiles through \${cc}" grep -q "^$(command -v ccache) .*-c f1.c -o f1.o" "$T/cc/logs/toy/objs.log"
+mv "$T/cc" "$T/cc.first"
+build cc --launcher ccache
+check "a cold build in a fresh work directory" 0 "sysroot toy"
+assert "every compile of it came from ccache ($(hits) hits, still $(stat_of cache_miss) misses)" test "$(hits)" = "$N" -a "$(stat_of cache_miss)" = "$N"
+assert "the libraries are the local build's, byte for byte" test "$(libs cc)" = "$(libs local)"
+rm -rf "$T/cc"
+CROSSROOT_LAUNCHER=ccache build cc
+check "\$CROSSROOT_LAUNCHER=ccache" 0
+assert "it used ccache too" test "$(hits)" = $((2 * N))
+
+# distcc: two distccd on loopback addresses, allowed exactly the host clang (absolute paths)
+CLANG=$(sed -n 's/^\$ make CC="\([^ ]*\) .*/\1/p' "$T/local/logs/toy/objs.log")
+assert "the host clang the stages compile with: '$CLANG'" test -x "$CLANG"
+printf '%s\n%s++\n' "$CLANG" "$CLANG" >"$T/cmdlist"
+chmod 644 "$T/cmdlist"
+chmod 755 "$T"
+DPIDS=
+port=$((20000 + $$ % 20000))
+for addr in 127.0.0.2 127.0.0.3; do
+	DISTCC_CMDLIST=$T/cmdlist distccd --daemon --no-detach --listen $addr --port $port \
+		--allow 127.0.0.0/8 --log-stderr --log-level info 2>"$T/distccd-$addr.log" &
+	DPIDS="$DPIDS $!"
+done
+trap 'kill $DPIDS 2>/dev/null; cleanup' EXIT
+trap 'exit 130' INT TERM
+wait_listen $port
+sleep 0.3
+export DISTCC_HOSTS="127.0.0.2:$port/2 127.0.0.3:$port/2"
+build dcc --launcher distcc
+check "build with --launcher distcc" 0 "sysroot toy"
+compiled() { grep -c "COMPILE_OK" "$T/distccd-$1.log"; }
+a=$(compiled 127.0.0.2) b=$(compiled 127.0.0.3)
+assert "all $N compiles went to the distccd hosts ($a and $b)" test $((a + b)) = "$N"
+assert "both hosts compiled" test "$a" -gt 0 -a "$b" -gt 0
+assert "the job budget grew by the 4 remote slots" grep -qx "job budget $(( $(nproc) + 4 ))" "$T/dcc/logs/toy/objs.log"
+assert "the libraries are the local build's, byte for byte" test "$(libs dcc)" = "$(libs local)"
+run $CROSSROOT -C "$P" --work "$T/dcc2" -j 3 --launcher distcc build toy
+assert "--jobs is kept as given" grep -qx "job budget 3" "$T/dcc2/logs/toy/objs.log"
+
+# ccache over distcc: ccache's misses are compiled on the hosts
+export CCACHE_DIR=$T/ccache2
+before=$(( $(compiled 127.0.0.2) + $(compiled 127.0.0.3) ))
+build both --launcher ccache+distcc
+check "build with --launcher ccache+distcc" 0
+after=$(( $(compiled 127.0.0.2) + $(compiled 127.0.0.3) ))
+assert "ccache's $N misses were compiled by distccd ($((after - before)))" test $((after - before)) = "$N" -a "$(stat_of cache_miss)" = "$N"
+assert "the libraries are the local build's, byte for byte" test "$(libs both)" = "$(libs local)"
+
+# errors
+run $CROSSROOT -C "$P" --work "$T/e" --launcher sccache build toy
+check "an unknown launcher" 2 "unknown compiler launcher 'sccache'"
+DISTCC_HOSTS= DISTCC_DIR=$T/empty run $CROSSROOT -C "$P" --work "$T/e" --launcher distcc build toy
+check "distcc without hosts" 2 "found no distcc hosts"
+PATH=/nonexistent run $CROSSROOT -C "$P" --work "$T/e" --launcher ccache build toy
+check "ccache not installed" 2 "needs 'ccache', which is not in PATH"
+finish
