@@ -354,6 +354,11 @@ static int prepare(void *ctx, struct node *n)
 		int pulled = remote_pull_stage(r->o->remote, r->p, n);
 		if (pulled != 0)
 			return pulled;
+		if (r->o->pull_only) {
+			error("--pull-only: %s is in neither the stage cache nor the remote cache (key %s); "
+			      "a build without --pull-only makes it", n->label, n->key);
+			return -1;
+		}
 	}
 	/* A stage two targets share is built once: the second waits, then takes the result */
 	if (twin_of(r->p, n, true))
@@ -604,11 +609,33 @@ static void report_times(const struct plan *p)
 	}
 }
 
+/* --pull-only: every stage whose key is known must have come from a cache by now; what is
+ * left are pending stages, which may still turn out cached. Their sources are not needed. */
+static int refuse_to_build(struct plan *p)
+{
+	size_t missing = 0;
+	for (size_t i = 0; i < p->n_nodes; i++) {
+		struct node *n = p->nodes[i];
+		if (n->kind == NODE_STAGE && n->state == NODE_WAITING) {
+			error("--pull-only: %s is in neither the stage cache nor the remote cache (key %s)",
+			      n->label, n->key);
+			missing++;
+		} else if (n->kind == NODE_TREE && n->state == NODE_WAITING)
+			n->state = NODE_SKIPPED;
+	}
+	if (missing)
+		info("crossroot: %zu stage%s to build; a build without --pull-only makes %s", missing,
+		     missing == 1 ? "" : "s", missing == 1 ? "it" : "them");
+	return missing ? -1 : 0;
+}
+
 int build_run(struct plan *p, const struct build_options *o)
 {
 	double started = now_seconds();
 	struct run r = {.p = p, .o = o};
 	if (remote_pull_plan(o->remote, p) < 0)
+		return EXIT_FAILED;
+	if (o->pull_only && refuse_to_build(p) < 0)
 		return EXIT_FAILED;
 	size_t todo = 0;
 	for (size_t i = 0; i < p->n_nodes; i++)

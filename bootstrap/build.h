@@ -28,6 +28,8 @@ struct build_options {
 	bool keep_going;            /* start independent stages after a failure */
 	struct remote_cache *remote;    /* pull before building, push after (remote.h); or NULL */
 	const struct launcher *launcher;   /* its environment for every step (launcher.h); or NULL */
+	bool pull_only;             /* never build: every stage must come from the local or remote
+	                               stage cache (a CI job that must not compile) */
 	bool allow_network;         /* steps keep the host's network; false (the default): each
 	                               step runs in a network namespace of its own (run.h
 	                               RUN_NO_NETWORK), so a step that downloads fails */

@@ -75,6 +75,8 @@ static const char usage_options[] =
 	"      --launcher L   put a compiler launcher before every compile of every stage: ccache,\n"
 	"                     distcc (DISTCC_HOSTS; the job budget grows by its slots) or\n"
 	"                     ccache+distcc; also $CROSSROOT_LAUNCHER. Stage keys do not change\n"
+	"      --pull-only    build nothing: every stage comes from the stage cache or the remote\n"
+	"                     cache, else exit 1 naming it (CI jobs that must not compile)\n"
 	"      --allow-network  build steps keep the host's network (by default each runs in a\n"
 	"                     network namespace of its own, where a download fails)\n"
 	"  -k, --keep-going   after a failure, go on with stages that do not depend on it\n"
@@ -266,6 +268,7 @@ int main(int argc, char **argv)
 		{"remote-cache-mode", required_argument, NULL, 'M'},
 		{"allow-network", no_argument, NULL, 'N'},
 		{"launcher", required_argument, NULL, 'L'},
+		{"pull-only", no_argument, NULL, 'P'},
 		{"xz", no_argument, NULL, 'X'}, {"check", no_argument, NULL, 'H'},
 		{NULL, 0, NULL, 0},
 	};
@@ -275,7 +278,7 @@ int main(int argc, char **argv)
 	struct strlist mirrors = {0};
 	int keep = 1;
 	long jobs = sysconf(_SC_NPROCESSORS_ONLN);
-	bool jobs_given = false;
+	bool jobs_given = false, pull_only = false;
 	const char *launcher_arg = getenv("CROSSROOT_LAUNCHER");
 	const char *root_arg = ".", *work_arg = NULL, *cache_arg = getenv("CROSSROOT_CACHE"),
 	           *out_arg = NULL, *table_arg = NULL, *remote_arg = NULL, *remote_mode_arg = NULL,
@@ -324,6 +327,7 @@ int main(int argc, char **argv)
 		case 'M': remote_mode_arg = optarg; break;
 		case 'N': allow_network = true; break;
 		case 'L': launcher_arg = optarg; break;
+		case 'P': pull_only = true; break;
 		case 'X': xz = true; break;
 		case 'H': check = true; break;
 		case 'h': fputs(usage, stdout); fputs(usage_options, stdout); return EXIT_OK;
@@ -361,6 +365,10 @@ int main(int argc, char **argv)
 	}
 	if (remove && strcmp(command, "binfmt") != 0) {
 		error("--remove is for 'crossroot binfmt', not '%s'", command);
+		return EXIT_CONFIG;
+	}
+	if (pull_only && strcmp(command, "build") != 0) {
+		error("--pull-only is for 'crossroot build', not '%s'", command);
 		return EXIT_CONFIG;
 	}
 	if (table_arg && strcmp(command, "test") != 0) {
@@ -527,6 +535,7 @@ int main(int argc, char **argv)
 		.remote = remote.url ? &remote : NULL,
 		.allow_network = allow_network || launcher.network,
 		.launcher = &launcher,
+		.pull_only = pull_only,
 	};
 	const char *stall = getenv("CROSSROOT_STALL_SECONDS");
 	if (stall && atol(stall) > 0)

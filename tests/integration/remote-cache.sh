@@ -176,6 +176,21 @@ run $(job b) build toy --remote-cache "$URL"
 check "a rerun of B asks the server nothing" 0 "sysroot toy"
 assert "  (no pull)" sh -c "! grep -q pulled '$T/out'"
 
+# --- --pull-only: a CI job that must not compile ---
+run $(job po) build --pull-only toy --remote-cache "$URL"
+check "--pull-only pulls every stage" 0 "pulled  first (toy)" "pulled  second (toy)" "sysroot toy"
+assert "  and builds nothing" no_build
+cp "$P/stages/second.yaml" "$T/second.yaml.orig"
+printf -- '  - echo changed >${destdir}/usr/share/toy/changed\n' >>"$P/stages/second.yaml"
+run $(job po) build --pull-only toy --remote-cache "$URL"
+check "--pull-only refuses a stage no cache has, naming it and its key" 1 \
+	"--pull-only: second (toy) is in neither the stage cache nor the remote cache (key "
+assert "  and builds nothing" no_build
+cp "$T/second.yaml.orig" "$P/stages/second.yaml"
+rm -rf "$T/po"
+run $(job po) plan --pull-only toy
+check "--pull-only is for build only" 2 "--pull-only is for 'crossroot build'"
+
 # --- tampered data: one byte changed on the server ---
 A_DATA=$(sha256 "$N/www/cache/$A_FIRST.tar.zst")
 python3 - "$N/www/cache/$A_FIRST.tar.zst" <<'EOT'
