@@ -17,6 +17,7 @@
 #include "build.h"
 #include "cache.h"
 #include "launcher.h"
+#include "matrix.h"
 #include "plan.h"
 #include "overlay.h"
 #include "package.h"
@@ -48,6 +49,8 @@ static const char usage[] =
 	"           key); public FILE: print a key's public key\n"
 	"  package  build, then write TARGET-VERSION.tar.zst (--xz: also .tar.xz), its manifest\n"
 	"           and SPDX document into -o DIR (default .): deterministic bytes\n"
+	"  matrix   the targets for a CI system, one job each, with a digest of what goes into\n"
+	"           each (--format json, github or gitlab; docs/ci/)\n"
 	"  verify   PACKAGE|DIR: check a package, or a directory unpacked from one, against its\n"
 	"           manifest; each missing, extra or changed file is named\n";
 /* two strings: C17 compilers need only take 4095 characters in one */
@@ -269,6 +272,7 @@ int main(int argc, char **argv)
 		{"allow-network", no_argument, NULL, 'N'},
 		{"launcher", required_argument, NULL, 'L'},
 		{"pull-only", no_argument, NULL, 'P'},
+		{"format", required_argument, NULL, 'F'},
 		{"xz", no_argument, NULL, 'X'}, {"check", no_argument, NULL, 'H'},
 		{NULL, 0, NULL, 0},
 	};
@@ -279,7 +283,7 @@ int main(int argc, char **argv)
 	int keep = 1;
 	long jobs = sysconf(_SC_NPROCESSORS_ONLN);
 	bool jobs_given = false, pull_only = false;
-	const char *launcher_arg = getenv("CROSSROOT_LAUNCHER");
+	const char *launcher_arg = getenv("CROSSROOT_LAUNCHER"), *format_arg = NULL;
 	const char *root_arg = ".", *work_arg = NULL, *cache_arg = getenv("CROSSROOT_CACHE"),
 	           *out_arg = NULL, *table_arg = NULL, *remote_arg = NULL, *remote_mode_arg = NULL,
 	           *package_arg = ".";
@@ -328,6 +332,7 @@ int main(int argc, char **argv)
 		case 'N': allow_network = true; break;
 		case 'L': launcher_arg = optarg; break;
 		case 'P': pull_only = true; break;
+		case 'F': format_arg = optarg; break;
 		case 'X': xz = true; break;
 		case 'H': check = true; break;
 		case 'h': fputs(usage, stdout); fputs(usage_options, stdout); return EXIT_OK;
@@ -354,7 +359,11 @@ int main(int argc, char **argv)
 		                                                                        : EXIT_CONFIG;
 	}
 	static const char *const commands[] = {"build", "fetch", "plan", "test", "clean", "prune",
-	                                       "install", "binfmt", "package", NULL};
+	                                       "install", "binfmt", "package", "matrix", NULL};
+	if (format_arg && strcmp(command, "matrix") != 0) {
+		error("--format is for 'crossroot matrix', not '%s'", command);
+		return EXIT_CONFIG;
+	}
 	if (check && strcmp(command, "build") != 0) {
 		error("--check is for 'crossroot build', not '%s'", command);
 		return EXIT_CONFIG;
@@ -380,7 +389,7 @@ int main(int argc, char **argv)
 		known |= strcmp(command, commands[i]) == 0;
 	if (!known) {
 		error("unknown command '%s' (commands: build, fetch, plan, test, clean, prune, install, "
-		      "binfmt, key, package, verify)",
+		      "binfmt, key, package, verify, matrix)",
 		      command);
 		return EXIT_CONFIG;
 	}
@@ -548,6 +557,8 @@ int main(int argc, char **argv)
 		bo.fetch.ca_bundle = ca_bundle;
 	if (strcmp(command, "plan") == 0)
 		plan_print(&plan);
+	else if (strcmp(command, "matrix") == 0)
+		rc = matrix_print(&plan, format_arg ? format_arg : "json", stdout) == 0 ? EXIT_OK : EXIT_CONFIG;
 	else if (strcmp(command, "prune") == 0) {
 		/* what the current recipes need: every known key, every source's pins */
 		struct strlist keys = {0}, pins = {0};
