@@ -233,6 +233,7 @@ static const char run_template[] =
 	"fi\n"
 	"oldifs=$IFS\n"
 	"IFS=:\n"
+	"set -f   # entries are directories, never patterns\n"
 	"# LD_LIBRARY_PATH entries of a build tree (a libtool wrapper run through binfmt sets\n"
 	"# them) are kept; the host's own library directories never reach the program\n"
 	"for p in ${LD_LIBRARY_PATH:-}; do\n"
@@ -245,6 +246,7 @@ static const char run_template[] =
 	"\t[ -n \"$s\" ] && libs=$libs${libs:+:}$s/usr/lib:$s/lib\n"
 	"done\n"
 	"IFS=$oldifs\n"
+	"set +f\n"
 	"# LD_PRELOAD names host libraries: never passed on\n"
 	"exec @QEMU@ -L \"$d\" ${port:+-g \"$port\"} -U LD_PRELOAD -E LD_LIBRARY_PATH=\"$libs\" \\\n"
 	"\t\"$prog\" \"$@\"\n";

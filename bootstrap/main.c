@@ -237,7 +237,7 @@ static int install_overlay(const struct dirs *d, const char *name, const char *f
                            bool *assembled)
 {
 	char *sysroot = path_join(d->out, name);
-	char *stamp = path_join(sysroot, ".crossroot-stamp");
+	char *stamp = path_join(sysroot, SYSROOT_STAMP);
 	char *overlay = sysroot_overlay_dir(d, name);
 	char *source = absolute(from);
 	*assembled = path_exists(stamp);
@@ -396,12 +396,14 @@ int main(int argc, char **argv)
 	if (jobs < 1)
 		jobs = 1;
 	const char *install_from = NULL;
+	int targets_end = argc;   /* the arguments from optind on that name targets */
 	if (strcmp(command, "install") == 0) {
 		if (all || argc - optind != 2) {
 			error("usage: crossroot install TARGET DIR (DIR: the DESTDIR of a 'make install')");
 			return EXIT_CONFIG;
 		}
-		install_from = argv[--argc];
+		install_from = argv[optind + 1];
+		targets_end = optind + 1;
 	}
 
 	char *root = absolute(root_arg);
@@ -430,7 +432,7 @@ int main(int argc, char **argv)
 		error("--all: no targets in '%s/targets'", root);
 		return EXIT_CONFIG;
 	}
-	for (int i = optind; i < argc; i++)
+	for (int i = optind; i < targets_end; i++)
 		if (!strlist_has(&names, argv[i]))
 			strlist_add(&names, argv[i]);
 	if (names.n == 0) {

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sysroot.h"
 #include "util.h"
 
 /* Every entry under root/rel, parents before children, in sorted order. `fn` returns 0 to
@@ -45,7 +46,7 @@ static int walk(const char *root, const char *rel, walk_fn fn, void *ctx)
 static const char *reserved(const char *rel)
 {
 	static const char *const names[] = {"bin", "toolchain", "share/crossroot",
-	                                    ".crossroot-stamp"};
+	                                    SYSROOT_STAMP};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		size_t n = strlen(names[i]);
 		if (strncmp(rel, names[i], n) == 0 && (rel[n] == '\0' || rel[n] == '/'))

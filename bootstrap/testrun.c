@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "run.h"
+#include "sysroot.h"
 #include "searchpaths.h"
 #include "util.h"
 
@@ -253,8 +254,11 @@ static int run_test_child(void *arg)
 	struct job *j = arg;
 	int failed = 0;
 	/* what a program writes where it runs (default.profraw, say) stays in the scratch */
-	if (chdir(j->outdir) < 0)
+	if (chdir(j->outdir) < 0) {
+		printf("cannot enter the test's scratch directory '%s': %s\n", j->outdir, strerror(errno));
+		fflush(stdout);
 		_exit(100);
+	}
 	for (size_t l = 0; l < j->test.links.n; l++)
 		failed += !run_one(j->dirs, j->target, j->sysroot, &j->test, j->test.links.v[l],
 		                   j->outdir);
@@ -394,7 +398,7 @@ int testrun_target(const struct dirs *dirs, const struct target *t, int jobs,
                    struct test_table *table)
 {
 	char *sysroot = path_join(dirs->out, t->name);
-	char *stamp = path_join(sysroot, ".crossroot-stamp");
+	char *stamp = path_join(sysroot, SYSROOT_STAMP);
 	char *dir = path_join(dirs->root, "tests/sysroot");
 	char *outdir = xasprintf("%s/test/%s", dirs->work, t->name);
 	int passed = 0, failed = 0, skipped = 0;
