@@ -357,30 +357,34 @@ static int open_part(const struct fetch_options *opts, struct transfer *t)
 	return 1;
 }
 
-/* The options every transfer gets: errors as failures, bounded redirects to web protocols
- * only, TLS verification left on (libcurl's default; a private CA bundle may replace the
- * system's, never switch it off), a stall timeout and a size limit. */
+void fetch_curl_defaults(CURL *c, const char *url, char *errbuf, const char *protocols,
+                         long connect_seconds, long stall_seconds, const char *ca_bundle)
+{
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 8L);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, protocols);
+	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, connect_seconds);
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, stall_seconds);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "crossroot/" CROSSROOT_VERSION);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	if (ca_bundle)
+		curl_easy_setopt(c, CURLOPT_CAINFO, ca_bundle);
+}
+
+/* A source transfer: the common options, file:// origins too, and a size limit. */
 static CURL *new_handle(const struct fetch_options *opts, const char *url, char *errbuf,
                         long long max_size)
 {
 	CURL *c = curl_easy_init();
 	if (!c)
 		abort();
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 8L);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https,file");
-	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 20L);
-	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, opts->stall_seconds);
+	fetch_curl_defaults(c, url, errbuf, "http,https,file", 20L, opts->stall_seconds, opts->ca_bundle);
 	curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)max_size);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "crossroot/" CROSSROOT_VERSION);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	if (opts->ca_bundle)
-		curl_easy_setopt(c, CURLOPT_CAINFO, opts->ca_bundle);
 	return c;
 }
 

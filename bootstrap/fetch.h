@@ -20,6 +20,7 @@
 #ifndef CROSSROOT_FETCH_H
 #define CROSSROOT_FETCH_H
 
+#include <curl/curl.h>
 #include <stdbool.h>
 
 #include "recipes.h"
@@ -57,5 +58,13 @@ int fetch_sources(const struct fetch_options *opts, struct source *const sources
  * archive's fault, exit 3; otherwise the machine's). */
 char *fetch_member(const struct fetch_options *opts, const struct source *source,
                    const char *outer, bool *refused);
+
+/* The options every crossroot transfer gets (sources here, the remote stage cache in
+ * remote.c): errors as failures, at most 8 redirects and only to web protocols, TLS
+ * verification left on (libcurl's default; a private CA bundle may replace the system's, never
+ * switch it off), a connect timeout and a stall timeout. `protocols` is libcurl's list of
+ * allowed schemes ("http,https,file"). */
+void fetch_curl_defaults(CURL *c, const char *url, char *errbuf, const char *protocols,
+                         long connect_seconds, long stall_seconds, const char *ca_bundle);
 
 #endif

@@ -17,6 +17,7 @@
 
 #include "cache.h"
 #include "digest.h"
+#include "fetch.h"
 
 #define SIG_HEADER "crossroot-remote-signature 1\n"
 #define MANIFEST_HEADER "crossroot-manifest 2\n"
@@ -222,22 +223,10 @@ static CURL *request(struct remote_cache *r, const char *url, struct http *h)
 	CURL *c = r->curl;
 	curl_easy_reset(c);
 	memset(h, 0, sizeof(*h));
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, h->errbuf);
-	curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 8L);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
-	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, r->stall_seconds);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "crossroot/" CROSSROOT_VERSION);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	/* a cache that does not answer soon is skipped: 10 s to connect */
+	fetch_curl_defaults(c, url, h->errbuf, "http,https", 10L, r->stall_seconds, r->ca_bundle);
 	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-	if (r->ca_bundle)
-		curl_easy_setopt(c, CURLOPT_CAINFO, r->ca_bundle);
 	return c;
 }
 
