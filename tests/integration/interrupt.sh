@@ -88,7 +88,9 @@ done
 rm -rf "$W"
 $C build toy >"$T/int.out" 2>&1 &
 pid=$!
-sleep 0.5
+# once a stage runs (downloads come first, and take longer on a loaded machine)
+for _ in $(seq 200); do grep -q '^build ' "$T/int.out" && break; sleep 0.05; done
+sleep 0.2
 kill -INT "$pid"
 wait "$pid"
 STATUS=$?
