@@ -106,7 +106,8 @@ static char *clang_config(const struct host_llvm *h, const struct target *t, con
 }
 
 
-/* ---- templates: @NAME@ is the target, @TRIPLE@ its triple, @QEMU@ its qemu-user binary,
+/* ---- templates: @NAME@ is the target, @TRIPLE@ its triple, @QEMU@ its qemu-user binary (and
+ * -cpu MODEL where the target names its qemu_cpu),
  * @SYSROOT@ where the sysroot is written (single-quoted for sh), @CPU@ and so on. ---- */
 
 /* Where a wrapper's sysroot is: the directory above its bin/, found from the script itself */
@@ -400,8 +401,10 @@ static char *fill(const char *template, const struct target *t, const char *out)
 {
 	char *dir = path_join(out, t->name);
 	char *quoted = sh_quote(dir);
+	/* the target's own CPU model where it names one: what it lacks fails under qemu too */
+	char *qemu = t->qemu_cpu ? xasprintf("%s -cpu %s", t->qemu, t->qemu_cpu) : xstrdup(t->qemu);
 	const char *values[][2] = {
-		{"@NAME@", t->name}, {"@TRIPLE@", t->triple}, {"@QEMU@", t->qemu},
+		{"@NAME@", t->name}, {"@TRIPLE@", t->triple}, {"@QEMU@", qemu},
 		{"@CPU_FAMILY@", t->cpu_family}, {"@CPU@", t->cpu}, {"@ENDIAN@", t->endian},
 		{"@SYSROOT@", quoted}, {"@DIR@", dir},
 	};
@@ -411,6 +414,7 @@ static char *fill(const char *template, const struct target *t, const char *out)
 		free(text);
 		text = next;
 	}
+	free(qemu);
 	free(quoted);
 	free(dir);
 	return text;

@@ -92,6 +92,7 @@ static void target_free(struct target *t)
 	free(t->description);
 	free(t->triple);
 	free(t->qemu);
+	free(t->qemu_cpu);
 	free(t->text);
 	free(t);
 }
@@ -558,7 +559,7 @@ struct target *recipes_target(struct recipes *r, const char *name)
 	static const char *const allowed[] = {"description", "triple", "qemu", "cflags", "stages",
 	                                      "vars", "toolchain", "linux_arch", "cpu_family", "cpu",
 	                                      "endian", "static", "stage_toolchain", "substitute",
-	                                      NULL};
+	                                      "qemu_cpu", NULL};
 	static const char *const required[] = {"triple", "qemu", "stages", NULL};
 	struct yamlfile f;
 	if (open_recipe(&f, r, "targets", "target", name, NULL) < 0) {
@@ -575,6 +576,12 @@ struct target *recipes_target(struct recipes *r, const char *name)
 		t->description = scalar_copy(&f, root, "description");
 	t->triple = scalar_copy(&f, root, "triple");
 	t->qemu = scalar_copy(&f, root, "qemu");
+	if (yamlfile_get(&f, root, "qemu_cpu")) {
+		t->qemu_cpu = scalar_copy(&f, root, "qemu_cpu");
+		if (t->qemu_cpu && !valid_name(t->qemu_cpu))
+			yamlfile_error(&f, yamlfile_get(&f, root, "qemu_cpu"),
+			               "qemu_cpu must be a CPU model name of qemu's -cpu (got '%s')", t->qemu_cpu);
+	}
 	if (t->triple && (!valid_name(t->triple) || !strchr(t->triple, '-')))
 		yamlfile_error(&f, yamlfile_get(&f, root, "triple"),
 		               "triple must look like arch-vendor-os-abi (got '%s')", t->triple);

@@ -96,6 +96,8 @@ struct target {
 	char *description;
 	char *triple;               /* what clang gets as --target */
 	char *qemu;                 /* qemu-user binary that runs the target's programs */
+	char *qemu_cpu;             /* the CPU model it emulates (-cpu), or NULL: qemu's default
+	                               ("max", every feature qemu has) */
 	struct strlist cflags;      /* code generation flags: always used, also by the wrappers */
 	struct strlist stages;      /* wanted stages; their dependencies are added */
 	struct strlist vars;        /* extra recipe variables: name, value, name, value, ... */

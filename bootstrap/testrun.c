@@ -177,6 +177,10 @@ static int run_one(const struct dirs *dirs, const struct target *t, const char *
 	strlist_add(&argv, "timeout");
 	strlist_add(&argv, "120");
 	strlist_add(&argv, t->qemu);
+	if (t->qemu_cpu) {
+		strlist_add(&argv, "-cpu");
+		strlist_add(&argv, t->qemu_cpu);
+	}
 	strlist_add(&argv, "-L");
 	strlist_add(&argv, sysroot);
 	strlist_add(&argv, "-E");   /* for host_isolation.c */

@@ -1,0 +1,37 @@
+// flags: -fsanitize=fuzzer
+// requires: clang_rt.fuzzer
+// exit: 77
+// link: dynamic
+/* fuzzer: libFuzzer (-fsanitize=fuzzer, its own main) finds a planted bug - the input "FUZZ",
+ * compared one byte at a time - within a bounded number of runs, and ends with its crash exit
+ * status. Its reports go to stderr, which is closed here so that the output compared is fixed;
+ * the bounds come through LLVMFuzzerInitialize (the harness passes no arguments). Dynamic
+ * only: in a static program libFuzzer's signal interception finds no sigaction ("REAL(sigaction)
+ * == nullptr") and it stops before fuzzing. The bug aborts (SIGABRT is one of the signals
+ * libFuzzer catches; a trap instruction's SIGTRAP is not). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <fcntl.h>
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	static char *args[] = {NULL, "-runs=2000000", "-seed=1", "-max_len=8", NULL};
+	args[0] = (*argv)[0];
+	*argc = 4;
+	*argv = args;
+	int null = open("/dev/null", O_WRONLY);
+	dup2(null, 2);   /* libFuzzer's statistics and crash report */
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size >= 4 && data[0] == 'F' && data[1] == 'U' && data[2] == 'Z' && data[3] == 'Z') {
+		printf("planted bug found: %.4s\n", (const char *)data);
+		fflush(stdout);
+		abort();
+	}
+	return 0;
+}
