@@ -239,6 +239,14 @@ else
 	echo "skip   profile and coverage (no sanitizers stage in $TARGET)"
 fi
 
+# a package: no file of the sysroot may name this build's directories (libomp's assertions
+# did, through a recipe's CMAKE_CXX_FLAGS that dropped -ffile-prefix-map), and it verifies
+mkdir -p "$T/pkg"
+run $C package -o "$T/pkg" $TARGET
+check "crossroot package $TARGET: no file names a build directory" 0
+run $CROSSROOT verify "$(ls "$T"/pkg/$TARGET-*.tar.zst)"
+check "the package verifies against its manifest" 0
+
 start=$(date +%s%N)
 run $C build $TARGET
 end=$(date +%s%N)
