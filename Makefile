@@ -78,6 +78,10 @@ check-repro: crossroot
 libm-reference:
 	tests/sysroot/libm-reference.sh
 
+# The glibc targets' expected files from Debian's libc6 of each architecture (sysroots built).
+glibc-reference:
+	tests/sysroot/glibc-reference.sh
+
 # Install the Debian packages crossroot needs (root or sudo).
 deps:
 	tools/install-deps
@@ -91,4 +95,4 @@ main: crossroot
 clean:
 	rm -f crossroot bootstrap/*.o tests/unit/run-unit tests/fuzz/fuzz-recipes tests/fuzz/fuzz-plan
 
-.PHONY: all check check-all check-gnu check-projects check-repro clean deps fuzz libm-reference main
+.PHONY: all check check-all check-gnu glibc-reference check-projects check-repro clean deps fuzz libm-reference main

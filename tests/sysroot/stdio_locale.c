@@ -1,5 +1,6 @@
 /* stdio_locale: printf/snprintf/sscanf/strtod formatting, a UTF-8 locale with multibyte
  * conversions, qsort and strftime of a fixed time. */
+#define _GNU_SOURCE   /* wcwidth and timegm: glibc declares them for X/Open and BSD code */
 #include <errno.h>
 #include <limits.h>
 #include <locale.h>
