@@ -114,6 +114,22 @@ static void unmap(void *data, size_t len)
 		munmap(data, len);
 }
 
+/* An entry's bytes: its generated text, or its file mapped. Release with entry_data_release. */
+static void *entry_data(const struct package_entry *e, size_t *len)
+{
+	if (e->text) {
+		*len = strlen(e->text);
+		return e->text;
+	}
+	return map_file(e->from, len);
+}
+
+static void entry_data_release(const struct package_entry *e, void *data, size_t len)
+{
+	if (!e->text)
+		unmap(data, len);
+}
+
 /* ---- what goes in: the sysroot's entries ---- */
 
 static int walk(struct package_manifest *m, const char *root, const char *rel)
@@ -171,11 +187,9 @@ static int hash_entries(struct package_manifest *m, const char *const build_dirs
 		if (e->kind != 'f')
 			continue;
 		size_t len = 0;
-		void *data = e->text ? e->text : map_file(e->from, &len);
+		void *data = entry_data(e, &len);
 		if (!data)
 			return -1;
-		if (e->text)
-			len = strlen(e->text);
 		e->size = (long long)len;
 		hash_bytes(data, len, e->sha256, e->sha1);
 		for (size_t j = 0; build_dirs[j]; j++)
@@ -189,8 +203,7 @@ static int hash_entries(struct package_manifest *m, const char *const build_dirs
 		if (memmem(data, len, host_bin, strlen(host_bin)) &&
 		    strncmp(e->path, wrapper_prefix, strlen(wrapper_prefix)) != 0)
 			strlist_add(&host_users, e->path);
-		if (!e->text)
-			unmap(data, len);
+		entry_data_release(e, data, len);
 	}
 	if (rc == 0 && host_users.n) {
 		struct buf names = {0};
@@ -463,11 +476,9 @@ static int write_entry(struct archive *a, struct archive_entry *ae, const struct
 	if (e->kind != 'f' || e->size == 0)
 		return 0;
 	size_t len = 0;
-	void *data = e->text ? e->text : map_file(e->from, &len);
+	void *data = entry_data(e, &len);
 	if (!data)
 		return -1;
-	if (e->text)
-		len = strlen(e->text);
 	int rc = 0;
 	if ((long long)len != e->size) {
 		error("'%s' changed while it was packaged (%zu bytes, %lld when hashed)", e->from, len,
@@ -477,8 +488,7 @@ static int write_entry(struct archive *a, struct archive_entry *ae, const struct
 		error("cannot write '%s' into '%s': %s", e->path, out, archive_error_string(a));
 		rc = -1;
 	}
-	if (!e->text)
-		unmap(data, len);
+	entry_data_release(e, data, len);
 	return rc;
 }
 
