@@ -306,6 +306,14 @@ static pid_t start_stage(struct run *r, struct node *n)
 	if (rc == 0)
 		rc = mkdir_p(home, 0755);
 	free(home);
+	if (rc == 0 && n->stage->sources.n > 0) {   /* ${src}: see stage_vars() in plan.c */
+		char *link = stage_path(n, "src");
+		if (symlink(n->trees[0]->tree_dir, link) < 0) {
+			error("cannot link '%s' to '%s':", link, n->trees[0]->tree_dir);
+			rc = -1;
+		}
+		free(link);
+	}
 	char *sysroot = stage_path(n, "sysroot"), *tools = stage_path(n, "tools");
 	char *cmake = stage_path(n, "toolchain.cmake");
 	if (rc == 0)

@@ -50,20 +50,27 @@ static bool has_env(const struct strlist *env, const char *name)
 	return false;
 }
 
-/* The caller's settings of a program (CCACHE_*, DISTCC_*) pass into the steps. */
-static void pass_prefixed(struct strlist *env, const char *prefix)
+/* The caller's settings of a program (CCACHE_*, DISTCC_*) pass into the steps, but `except`. */
+static void pass_prefixed(struct strlist *env, const char *prefix, const char *except)
 {
 	for (char **e = environ; *e; e++)
-		if (strncmp(*e, prefix, strlen(prefix)) == 0)
+		if (strncmp(*e, prefix, strlen(prefix)) == 0 &&
+		    !(except && strncmp(*e, except, strlen(except)) == 0))
 			strlist_add(env, *e);
 }
 
 /* ccache as the user runs it: steps have HOME=work/home, so the cache directory and the
  * configuration file are passed explicitly (from `ccache -p`, which names each setting's
  * origin: "(/root/.config/ccache/ccache.conf) max_size = 20G"). */
-static int ccache_env(struct launcher *l, const char *ccache, const char *work)
+static int ccache_env(struct launcher *l, const char *ccache)
 {
-	pass_prefixed(&l->env, "CCACHE_");
+	/* base_dir would make ccache rewrite absolute paths into relative ones on the compile
+	 * line, and so change the debug info: a result must be the same bytes with or without
+	 * ccache, so it is off whatever the user's settings say. Stages compile in directories
+	 * whose paths depend on neither keys nor patches (${src} is the stage's link to its tree),
+	 * so a rebuild in the same work directory hits without it. */
+	pass_prefixed(&l->env, "CCACHE_", "CCACHE_BASEDIR=");
+	strlist_add(&l->env, "CCACHE_BASEDIR=");
 	char *get_dir[] = {(char *)ccache, "-k", "cache_dir", NULL};
 	char *dir = first_line(get_dir);
 	if (!dir || dir[0] != '/') {
@@ -90,15 +97,12 @@ static int ccache_env(struct launcher *l, const char *ccache, const char *work)
 	char *remote = first_line(get_remote);
 	l->network = remote && *remote;
 	free(remote);
-	/* work directories at other paths share entries: paths below it are made relative */
-	if (!has_env(&l->env, "CCACHE_BASEDIR"))
-		strlist_take(&l->env, xasprintf("CCACHE_BASEDIR=%s", work));
 	return 0;
 }
 
 static int distcc_env(struct launcher *l, const char *distcc)
 {
-	pass_prefixed(&l->env, "DISTCC_");
+	pass_prefixed(&l->env, "DISTCC_", NULL);
 	/* distcc keeps its host list, locks and back-off state in DISTCC_DIR (default ~/.distcc) */
 	const char *home = getenv("HOME");
 	if (!has_env(&l->env, "DISTCC_DIR") && home && *home)
@@ -114,7 +118,7 @@ static int distcc_env(struct launcher *l, const char *distcc)
 	return 0;
 }
 
-int launcher_init(struct launcher *l, const char *spec, const char *work)
+int launcher_init(struct launcher *l, const char *spec)
 {
 	memset(l, 0, sizeof(*l));
 	if (!spec || !*spec || strcmp(spec, "none") == 0)
@@ -136,7 +140,7 @@ int launcher_init(struct launcher *l, const char *spec, const char *work)
 		rc = -1;
 	}
 	if (rc == 0 && use_ccache)
-		rc = ccache_env(l, ccache, work);
+		rc = ccache_env(l, ccache);
 	if (rc == 0 && use_distcc)
 		rc = distcc_env(l, distcc);
 	if (rc == 0 && use_ccache && use_distcc)

@@ -4,9 +4,9 @@
  * are not key inputs, so a result built with a launcher is the result built without one.
  *
  *   ccache          the user's own ccache: its cache directory and configuration (found by
- *                   asking `ccache` in crossroot's environment), with base_dir set to the work
- *                   directory so that work directories at different paths share entries;
- *                   CCACHE_* settings of the caller pass through (remote_storage too)
+ *                   asking `ccache` in crossroot's environment); CCACHE_* settings of the
+ *                   caller pass through (remote_storage too), but base_dir is kept off (it
+ *                   rewrites compile lines and so changes debug info)
  *   distcc          compiles go to the DISTCC_HOSTS of the caller (preprocessing stays local);
  *                   the job budget grows by distcc's slots unless --jobs was given. Hosts must
  *                   allow crossroot's compilers by absolute path (distccd's DISTCC_CMDLIST)
@@ -30,9 +30,9 @@ struct launcher {
 };
 
 /* Set up `spec` ("ccache", "distcc", "ccache+distcc"; NULL, "" or "none": no launcher, l->command
- * stays NULL) for a build in `work`. Finds the programs in PATH and asks them for their
+ * stays NULL). Finds the programs in PATH and asks them for their
  * settings. Returns -1 after error() for an unknown name or a missing program. */
-int launcher_init(struct launcher *l, const char *spec, const char *work);
+int launcher_init(struct launcher *l, const char *spec);
 void launcher_release(struct launcher *l);
 
 /* Put the launcher in front of the compilers among a stage's variables (name, value pairs:

@@ -525,7 +525,7 @@ int main(int argc, char **argv)
 	}
 	struct launcher launcher;
 	if (launcher_init(&launcher, strcmp(command, "build") == 0 || strcmp(command, "package") == 0
-	                                 ? launcher_arg : NULL, work) < 0)
+	                                 ? launcher_arg : NULL) < 0)
 		return EXIT_CONFIG;
 	if (launcher.remote_slots && !jobs_given)
 		jobs += launcher.remote_slots;   /* compiles on distcc hosts do not load this machine */

@@ -349,8 +349,11 @@ static void stage_vars(const struct plan *p, struct node *n)
 	/* the C library, from the triple: what a recipe shared by musl and glibc targets asks */
 	strlist_add(&n->vars, "libc");
 	strlist_add(&n->vars, strstr(n->target->triple, "-musl") ? "musl" : "glibc");
+	/* ${src} is a link in the stage's own directory to the shared tree: the tree's name carries
+	 * its patches' key, the stage's directory does not, so compile lines, debug info and
+	 * ccache's hashes stay the same when a patch changes (build.c makes the link) */
 	strlist_add(&n->vars, "src");
-	strlist_add(&n->vars, n->stage->sources.n ? n->trees[0]->tree_dir : "");
+	strlist_take(&n->vars, n->stage->sources.n ? xasprintf("%s/src", n->base) : xstrdup(""));
 	free(sysroot);
 	free(tools);
 	free(build);

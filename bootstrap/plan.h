@@ -28,7 +28,7 @@
 #include "recipes.h"
 #include "toolchain.h"
 
-#define CROSSROOT_ENGINE_VERSION "2"
+#define CROSSROOT_ENGINE_VERSION "3"
 
 struct dirs {
 	const char *root;           /* project: targets/ stages/ sources/ patches/ tests/ */

@@ -74,6 +74,58 @@ CROSSROOT_LAUNCHER=ccache build cc
 check "\$CROSSROOT_LAUNCHER=ccache" 0
 assert "it used ccache too" test "$(hits)" = $((2 * N))
 
+# A patch to one file of a source compiles that file again and takes the rest from ccache: the
+# compile lines name the stage's own link to the tree (${src}), not the tree's keyed name, and
+# the debug info (-g) names the same paths as before
+mkdir -p "$T/tarball/lib-1.0"
+for i in 1 2 3 4 5 6; do printf 'int h%s(int x) { return x + %s; }\n' $i $i >"$T/tarball/lib-1.0/h$i.c"; done
+tar -C "$T/tarball" -czf "$T/lib-1.0.tar.gz" lib-1.0
+cat >"$P/sources/lib.yaml" <<EOT
+name: lib
+version: "1.0"
+origins:
+  - url: file://$T/lib-1.0.tar.gz
+    sha256: $(sha256 "$T/lib-1.0.tar.gz")
+EOT
+cat >"$P/stages/srcobjs.yaml" <<'EOT'
+name: srcobjs
+sources: [lib]
+steps:
+  - for f in ${src}/*.c; do ${cc} -g -O1 -c "$f" -o "$(basename "$f" .c).o" || exit 1; done
+  - echo "src is ${src}"
+  - mkdir -p ${destdir}/usr/lib && ${ar} rc ${destdir}/usr/lib/liblib.a h1.o h2.o h3.o h4.o h5.o h6.o
+EOT
+printf 'triple: aarch64-unknown-linux-musl\nqemu: qemu-aarch64-static\nstages: [srcobjs]\n' >"$P/targets/lib.yaml"
+export CCACHE_DIR=$T/ccache-patch
+run $CROSSROOT -C "$P" --work "$T/pw" --out "$T/out-pw" --launcher ccache build lib
+check "a source's stage built with ccache" 0 "sysroot lib"
+assert "\${src} is the stage's link to the tree" grep -qx "src is $T/pw/build/lib/srcobjs/src" "$T/pw/logs/lib/srcobjs.log"
+M0=$(stat_of cache_miss) H0=$(hits)
+mkdir -p "$P/patches/lib/1.0"
+cat >"$P/patches/lib/1.0/0001-h4.diff" <<'EOT'
+--- a/h4.c
++++ b/h4.c
+@@ -1 +1 @@
+-int h4(int x) { return x + 4; }
++int h4(int x) { return x - 4; }
+EOT
+run $CROSSROOT -C "$P" --work "$T/pw" --out "$T/out-pw" --launcher ccache build lib
+check "the same stage rebuilt after a patch" 0 "sysroot lib"
+assert "the patch is in a new tree" grep -q "x - 4" "$T"/pw/src/lib-1.0-*/h4.c
+assert "debug info names the sources by the stage's link" \
+	grep -q "/crossroot/build/lib/srcobjs/src" "$T/out-pw/lib/usr/lib/liblib.a"
+assert "only the patched file compiled again ($(( $(stat_of cache_miss) - M0 )) miss, $(( $(hits) - H0 )) hits)" \
+	test $(( $(stat_of cache_miss) - M0 )) = 1 -a $(( $(hits) - H0 )) = 5
+run $CROSSROOT -C "$P" --work "$T/pw-plain" --out "$T/out-pw-plain" build lib
+assert "the library is the one built without ccache in another work directory, byte for byte" \
+	cmp "$T/out-pw/lib/usr/lib/liblib.a" "$T/out-pw-plain/lib/usr/lib/liblib.a"
+CCACHE_BASEDIR=/ run $CROSSROOT -C "$P" --work "$T/pw-bd" --out "$T/out-pw-bd" --launcher ccache build lib
+check "a build with the user's CCACHE_BASEDIR" 0 "sysroot lib"
+assert "base_dir is kept off (it would rewrite the compile lines): the same bytes" \
+	cmp "$T/out-pw-bd/lib/usr/lib/liblib.a" "$T/out-pw-plain/lib/usr/lib/liblib.a"
+rm -rf "$P/stages/srcobjs.yaml" "$P/sources/lib.yaml" "$P/targets/lib.yaml" "$P/patches/lib"
+export CCACHE_DIR=$T/ccache
+
 # distcc: two distccd on loopback addresses, allowed exactly the host clang (absolute paths)
 CLANG=$(sed -n 's/^\$ make CC="\([^ ]*\) .*/\1/p' "$T/local/logs/toy/objs.log")
 assert "the host clang the stages compile with: '$CLANG'" test -x "$CLANG"
