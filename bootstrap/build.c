@@ -31,6 +31,7 @@ struct job {
 	char *log_path;
 	double started, step_started;
 	char **env;                 /* NULL-ended, for the steps of a stage */
+	char **hide, **show;        /* NULL-ended, what its steps see (stage_sandbox) */
 	pid_t pid_group;            /* the running step's process group */
 };
 
@@ -230,6 +231,51 @@ static void free_env(char **env)
 	free(env);
 }
 
+/* Is `path` (of length len) `dir` or below it? */
+static bool path_below(const char *path, size_t len, const char *dir)
+{
+	size_t n = strlen(dir);
+	return len >= n && strncmp(path, dir, n) == 0 && (len == n || path[n] == '/');
+}
+
+/* Steps see only their own stage: the work directory, the caches and the sysroots are hidden
+ * from them, but for the stage's directory, its declared source trees and HOME (run_sandbox).
+ * A directory above something else on the steps' PATH is never hidden (a cache in /usr). */
+static void stage_sandbox(const struct run *r, const struct node *n, char *const env[],
+                          struct job *j)
+{
+	const struct dirs *d = &r->p->dirs;
+	struct strlist hide = {0}, show = {0};
+	strlist_add(&show, n->base);
+	for (size_t i = 0; i < n->stage->sources.n; i++)
+		strlist_add(&show, n->trees[i]->tree_dir);
+	strlist_take(&show, xasprintf("%s/home", d->work));
+	const char *path = "";
+	for (char *const *e = env; *e; e++)
+		if (strncmp(*e, "PATH=", 5) == 0)
+			path = *e + 5;
+		else if (strncmp(*e, "CCACHE_DIR=", 11) == 0)   /* the user's, in the work directory */
+			strlist_add(&show, *e + 11);
+	const char *candidates[] = {d->work, d->downloads, d->stage_cache, d->out};
+	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
+		bool above_path = strlen(candidates[i]) <= 1;
+		for (const char *p = path; *p && !above_path;) {
+			size_t len = strcspn(p, ":");
+			bool shown = false;
+			for (size_t k = 0; k < show.n && !shown; k++)
+				shown = path_below(p, len, show.v[k]);
+			above_path = !shown && path_below(p, len, candidates[i]);
+			p += len + (p[len] == ':');
+		}
+		if (!above_path)
+			strlist_add(&hide, candidates[i]);
+	}
+	strlist_take(&hide, NULL);
+	strlist_take(&show, NULL);
+	j->hide = hide.v;
+	j->show = show.v;
+}
+
 static void tail_log(const char *path, int lines)
 {
 	char *text = read_file(path, NULL);
@@ -283,8 +329,9 @@ static pid_t start_step(struct run *r, struct node *n)
 	if (r->o->verbose)
 		info("[%s] $ %s", n->label, cmd);
 	char *build = stage_path(n, "build");
-	pid_t pid = run_shell(cmd, build, j->env, j->log_fd,
-	                      r->o->allow_network ? 0 : RUN_NO_NETWORK);
+	struct run_sandbox sandbox = {!r->o->allow_network, (const char *const *)j->hide,
+	                              (const char *const *)j->show};
+	pid_t pid = run_step(cmd, build, j->env, j->log_fd, &sandbox);
 	free(build);
 	free(cmd);
 	return pid;
@@ -326,6 +373,7 @@ static pid_t start_stage(struct run *r, struct node *n)
 	if (rc < 0)
 		return -1;
 	j->env = stage_environment(r, n);
+	stage_sandbox(r, n, j->env, j);
 	j->step = 0;
 	pid_t pid = start_step(r, n);
 	j->pid_group = pid;
@@ -411,7 +459,9 @@ static void job_done(struct run *r, struct node *n)
 		close(j->log_fd);
 	j->log_fd = -1;
 	free_env(j->env);
-	j->env = NULL;
+	free_env(j->hide);
+	free_env(j->show);
+	j->env = j->hide = j->show = NULL;
 }
 
 static void remember_seconds(const struct plan *p, const struct node *n)
@@ -451,7 +501,7 @@ static pid_t child_ended(void *ctx, struct node *n, int status)
 			error("stage '%s' of target '%s' failed: step %zu of %zu (%s:%zu) %s:\n  %s\n"
 			      "log: %s%s", n->stage->name, n->target->name, j->step + 1, n->stage->n_steps,
 			      s->where.path, s->where.line, run_describe(status, how), cmd, j->log_path,
-			      !r->o->allow_network && run_network_isolation()
+			      !r->o->allow_network && run_isolation()
 			          ? "\n(build steps have no network: a step that downloads or connects "
 			            "anywhere fails; declare what it needs in sources/)" : "");
 			free(cmd);

@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -69,16 +71,18 @@ static int write_proc(const char *path, const char *text)
 	return rc;
 }
 
-/* In a child, before exec: a network namespace of its own, with `lo` up so the step's own
- * loopback servers (some test suites start one) still work. Returns 0, or -1 with errno. */
-static int enter_network_namespace(void)
+/* In a child, before exec: new namespaces (`what`: CLONE_NEWNET, CLONE_NEWNS or both). As root
+ * they are made directly; otherwise inside a user namespace where the caller's uid and gid map
+ * to themselves. A new network namespace gets `lo` up, so the step's own loopback servers (some
+ * test suites start one) still work. Returns 0, or -1 with errno. */
+static int enter_namespaces(int what)
 {
 	uid_t uid = getuid();
 	gid_t gid = getgid();
-	if (unshare(CLONE_NEWNET) < 0) {
+	if (unshare(what) < 0) {
 		if (errno != EPERM)
 			return -1;
-		if (unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0)
+		if (unshare(CLONE_NEWUSER | what) < 0)
 			return -1;
 		char map[64];
 		snprintf(map, sizeof(map), "%ld %ld 1\n", (long)uid, (long)uid);
@@ -90,6 +94,8 @@ static int enter_network_namespace(void)
 		if (write_proc("/proc/self/gid_map", map) < 0)
 			return -1;
 	}
+	if (!(what & CLONE_NEWNET))
+		return 0;
 	int sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (sock >= 0) {
 		struct ifreq ifr = {0};
@@ -103,30 +109,100 @@ static int enter_network_namespace(void)
 	return 0;
 }
 
-bool run_network_isolation(void)
+/* Is `path` `dir` or below it? */
+static bool is_below(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+/* mkdir -p without allocating (the child of a fork may not call malloc). */
+static int make_dirs(const char *path)
+{
+	char buf[4096];
+	size_t len = strlen(path);
+	if (len >= sizeof(buf))
+		return errno = ENAMETOOLONG, -1;
+	memcpy(buf, path, len + 1);
+	for (char *p = buf + 1;; p++)
+		if (*p == '/' || *p == '\0') {
+			char c = *p;
+			*p = '\0';
+			if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+				return -1;
+			if (!(*p = c))
+				return 0;
+		}
+}
+
+/* In the child, in its own mount namespace: every existing directory of sb->hide becomes an
+ * empty read-only tmpfs, with the sb->show paths below it bound back at their own paths.
+ * Returns 0, or -1 with errno. */
+static int hide_directories(const struct run_sandbox *sb)
+{
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)   /* nothing reaches the host */
+		return -1;
+	int fds[64];
+	size_t n_show = 0;
+	for (; sb->show && sb->show[n_show] && n_show < 64; n_show++)   /* before anything hides */
+		fds[n_show] = open(sb->show[n_show], O_PATH | O_DIRECTORY | O_CLOEXEC);
+	for (size_t i = 0; sb->hide && sb->hide[i]; i++) {
+		const char *dir = sb->hide[i];
+		struct stat st;
+		if (strcmp(dir, "/") == 0 || stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;   /* already hidden with its parent, or not made yet */
+		const unsigned long locked = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+		if (mount("crossroot-hidden", dir, "tmpfs", locked, "mode=0755,size=1m") < 0)
+			return -1;
+		for (size_t j = 0; j < n_show; j++) {
+			if (fds[j] < 0 || !is_below(sb->show[j], dir))
+				continue;
+			char from[64];
+			snprintf(from, sizeof(from), "/proc/self/fd/%d", fds[j]);
+			if (make_dirs(sb->show[j]) < 0 || mount(from, sb->show[j], NULL, MS_BIND | MS_REC, NULL) < 0)
+				return -1;
+		}
+		if (mount(NULL, dir, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | locked, NULL) < 0)
+			return -1;
+	}
+	for (size_t j = 0; j < n_show; j++)
+		if (fds[j] >= 0)
+			close(fds[j]);
+	return 0;
+}
+
+bool run_isolation(void)
 {
 	static int works = -1;
 	if (works >= 0)
 		return works;
 	fflush(NULL);
 	pid_t pid = fork();
-	if (pid == 0)
-		_exit(enter_network_namespace() == 0 ? 0 : errno > 0 && errno < 126 ? errno : 125);
+	if (pid == 0) {
+		const char *hide[] = {"/tmp", NULL};   /* a mount of the kind steps get */
+		struct run_sandbox probe = {.hide = hide};
+		_exit(enter_namespaces(CLONE_NEWNET | CLONE_NEWNS) == 0 && hide_directories(&probe) == 0
+		          ? 0 : errno > 0 && errno < 126 ? errno : 125);
+	}
 	int status = pid < 0 ? -1 : run_wait(pid);
 	works = status == 0;
 	if (!works)
-		warn("build steps keep the host's network: no network namespace can be made here "
-		     "(unshare(CLONE_NEWNET) as root, or CLONE_NEWUSER|CLONE_NEWNET: %s)",
+		warn("build steps keep the host's network and see its whole file system: no network "
+		     "or mount namespace can be made here (unshare(CLONE_NEWNET|CLONE_NEWNS) as root, "
+		     "or with CLONE_NEWUSER: %s)",
 		     pid < 0 ? "cannot fork" : WIFEXITED(status) ? strerror(WEXITSTATUS(status))
 		                                                : "the probe was killed");
 	return works;
 }
 
-/* spawn() for a child in its own network namespace: fork, unshare, exec (posix_spawn cannot
+/* spawn() for a child in namespaces of its own: fork, unshare, mount, exec (posix_spawn cannot
  * unshare). The same descriptors, signals and process group as spawn(). */
 static pid_t spawn_isolated(char *const argv[], const char *cwd, char *const env[], int out_fd,
-                            int err_fd)
+                            int err_fd, const struct run_sandbox *sb)
 {
+	bool hides = sb->hide && sb->hide[0];
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0) {
@@ -149,12 +225,17 @@ static pid_t spawn_isolated(char *const argv[], const char *cwd, char *const env
 			dup2(out_fd, 1);
 		if (err_fd >= 0)
 			dup2(err_fd, 2);
-		if (cwd && chdir(cwd) < 0) {
-			dprintf(2, "crossroot: cannot enter '%s': %s\n", cwd, strerror(errno));
+		if (enter_namespaces((sb->no_network ? CLONE_NEWNET : 0) | (hides ? CLONE_NEWNS : 0)) < 0) {
+			dprintf(2, "crossroot: cannot make the step's namespaces: %s\n", strerror(errno));
 			_exit(127);
 		}
-		if (enter_network_namespace() < 0) {
-			dprintf(2, "crossroot: cannot make a network namespace: %s\n", strerror(errno));
+		if (hides && hide_directories(sb) < 0) {
+			dprintf(2, "crossroot: cannot hide the work directory from the step: %s\n",
+			        strerror(errno));
+			_exit(127);
+		}
+		if (cwd && chdir(cwd) < 0) {   /* after the mounts: the directory shown, not the one below */
+			dprintf(2, "crossroot: cannot enter '%s': %s\n", cwd, strerror(errno));
 			_exit(127);
 		}
 		execve(argv[0], argv, env ? env : environ);
@@ -165,13 +246,20 @@ static pid_t spawn_isolated(char *const argv[], const char *cwd, char *const env
 	return pid;
 }
 
+pid_t run_step(const char *command, const char *cwd, char *const env[], int out_fd,
+               const struct run_sandbox *sb)
+{
+	char *argv[] = {"/bin/sh", "-ec", (char *)command, NULL};
+	if (sb && (sb->no_network || (sb->hide && sb->hide[0])) && run_isolation())
+		return spawn_isolated(argv, cwd, env, out_fd, out_fd, sb);
+	return spawn(argv, cwd, env, out_fd, out_fd, true);
+}
+
 pid_t run_shell(const char *command, const char *cwd, char *const env[], int out_fd,
                 unsigned flags)
 {
-	char *argv[] = {"/bin/sh", "-ec", (char *)command, NULL};
-	if ((flags & RUN_NO_NETWORK) && run_network_isolation())
-		return spawn_isolated(argv, cwd, env, out_fd, out_fd);
-	return spawn(argv, cwd, env, out_fd, out_fd, true);
+	struct run_sandbox sb = {.no_network = flags & RUN_NO_NETWORK};
+	return run_step(command, cwd, env, out_fd, &sb);
 }
 
 pid_t run_argv(char *const argv[], const char *cwd, int out_fd, int err_fd)

@@ -10,23 +10,36 @@
 #include "util.h"
 
 enum run_flags {
-	/* The child gets a network namespace of its own, with only a loopback interface: nothing
-	 * outside it (the host's 127.0.0.1 included) can be reached. As root that is
-	 * unshare(CLONE_NEWNET); otherwise CLONE_NEWUSER|CLONE_NEWNET, the caller's own uid and gid
-	 * mapped to themselves (the child keeps its identity). Where neither is allowed (a
-	 * container without the capability, user namespaces switched off) a warning says so once
-	 * per process and children run with the host's network. */
-	RUN_NO_NETWORK = 1 << 0,
+	RUN_NO_NETWORK = 1 << 0,    /* run_shell(): a run_sandbox with no_network */
 };
 
-/* Start `sh -c command` in `cwd` with exactly `env`; stdin is /dev/null, stdout and stderr go
- * to `out_fd`. The child leads its own process group (so Ctrl-C reaches all of a build, and
- * run_kill_group() stops it). `flags` are run_flags. Returns the pid, or -1 after error(). */
+/* What a build step may reach and see. Both need namespaces: as root the child unshares them
+ * directly; otherwise inside a user namespace where the caller's own uid and gid map to
+ * themselves (the child keeps its identity). Where neither is allowed (a container without
+ * the capability, user namespaces switched off) a warning says so once per process and steps
+ * run with the host's network and file system. */
+struct run_sandbox {
+	/* a network namespace of its own, with only a loopback interface: nothing outside it (the
+	 * host's 127.0.0.1 included) can be reached */
+	bool no_network;
+	/* NULL-ended directories that the step sees as empty and read-only (a tmpfs over each in a
+	 * mount namespace of its own; a directory that does not exist is left alone), and below
+	 * them the `show` directories, bound back at their own paths (at most 64) */
+	const char *const *hide, *const *show;
+};
+
+/* Start `sh -ec command` in `cwd` with exactly `env` in sandbox `sb` (NULL: none); stdin is
+ * /dev/null, stdout and stderr go to `out_fd`. The child leads its own process group (so
+ * Ctrl-C reaches all of a build, and run_kill_group() stops it). Returns the pid, or -1 after
+ * error(). */
+pid_t run_step(const char *command, const char *cwd, char *const env[], int out_fd,
+               const struct run_sandbox *sb);
+/* run_step() with a sandbox of `flags` (run_flags). */
 pid_t run_shell(const char *command, const char *cwd, char *const env[], int out_fd,
                 unsigned flags);
-/* Can children be given a network namespace here? Probed once (a forked child tries); on the
- * first false the warning above is printed. */
-bool run_network_isolation(void);
+/* Can children be given network and mount namespaces here? Probed once (a forked child
+ * tries); on the first false the warning above is printed. */
+bool run_isolation(void);
 /* Start argv[0] (searched in PATH) with the environment of crossroot; stdout to out_fd
  * (-1: inherit), stderr to err_fd (-1: inherit). */
 pid_t run_argv(char *const argv[], const char *cwd, int out_fd, int err_fd);

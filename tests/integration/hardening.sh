@@ -90,15 +90,24 @@ check "--verify hashes everything and accepts what is whole" 0 "sysroot tamper"
 assert "nothing was rebuilt" sh -c "! grep -q 'build   ' '$T/out'"
 
 # --- a result that vanishes before assembly is an error, not a smaller sysroot ---
+# (a step cannot remove it: steps do not see the stage cache; the test does, while the step waits)
 cat >"$P/stages/vanish.yaml" <<EOT
 name: vanish
 depends: [first]
 steps:
-  - rm -rf $CACHE/stages/*/files/usr/include
+  - rm -rf $CACHE/stages/*/files/usr/include 2>/dev/null; touch $T/vanish-waiting
+  - for i in \$(seq 200); do [ -e $T/vanish-go ] && break; sleep 0.05; done
   - mkdir -p \${destdir}/usr/share && touch \${destdir}/usr/share/v
 EOT
 target vanish vanish
-run $C build vanish
+$C build vanish >"$T/vanish.out" 2>&1 &
+for _ in $(seq 200); do [ -e "$T/vanish-waiting" ] && break; sleep 0.05; done
+assert "a step cannot remove a cached result" sh -c "test -e '$T/vanish-waiting' && ls -d '$CACHE'/stages/*/files/usr/include >/dev/null"
+rm -rf "$CACHE"/stages/*/files/usr/include
+touch "$T/vanish-go"
+wait $!
+STATUS=$?
+cp "$T/vanish.out" "$T/out"
 check "assembly from a result that changed since the plan fails" 1 "not assembled"
 assert "no sysroot was written" test ! -e "$T/sysroots/vanish"
 run $C build tamper

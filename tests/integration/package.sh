@@ -242,6 +242,43 @@ fi
 run "$CROSSROOT" -C "$P3" --work "$T/w3" --out "$T/o3" --allow-network build toy
 check "the same step with --allow-network" 0 "sysroot toy"
 assert "it got the server's answer" grep -q "hello from the host" "$T/o3/toy/usr/share/got"
+
+# build steps see their own stage and declared sources only: the work directory (other trees,
+# other stages, logs), the download and stage caches and the sysroots are hidden, read-only
+P5=$T/p5
+new_project "$P5"
+P=$T/p
+cp "$P/sources/lib.yaml" "$P5/sources/"
+printf 'name: other\nsteps:\n  - mkdir -p ${destdir}/usr/share && echo other >${destdir}/usr/share/other\n' >"$P5/stages/other.yaml"
+cat >"$P5/stages/second.yaml" <<EOT
+name: second
+sources: [lib]
+depends: [other]
+steps:
+  - >-
+    mkdir -p \${destdir}/usr/share && {
+    cat \${src}/data.txt; echo "sysroot: \$(ls \${sysroot}/usr/share)";
+    echo "work: \$(ls $T/w5 | tr '\\n' ' ')"; echo "src: \$(ls $T/w5/src | tr '\\n' ' ')";
+    echo "build: \$(ls $T/w5/build/toy | tr '\\n' ' ')"; echo "cache: \$(find $T/c5 ! -type d | wc -l)";
+    echo "out: \$(ls -A $T/o5 | wc -l)"; touch $T/w5/intruder 2>/dev/null || echo "work is read-only";
+    } >\${destdir}/usr/share/seen
+EOT
+mkdir -p "$T/o5/old" "$T/w5/src/secret-1.0"
+run "$CROSSROOT" -C "$P5" --work "$T/w5" --cache "$T/c5" --out "$T/o5" build toy
+check "a build whose step looks around" 0 "sysroot toy"
+if ! grep -q "see its whole file system" "$T/out"; then
+	TREE=$(basename "$(readlink "$T/w5/build/toy/second/src" 2>/dev/null || ls -d "$T"/w5/src/lib-1.0-*[!t])")
+	assert "the step read its declared tree" grep -qx "lib 1.0 data" "$T/o5/toy/usr/share/seen"
+	assert "and its dependency's output in its private sysroot" grep -qx "sysroot: other" "$T/o5/toy/usr/share/seen"
+	assert "it saw of the work directory only the way to its stage, its tree and HOME" \
+		grep -qx "work: build home src " "$T/o5/toy/usr/share/seen"
+	assert "no other tree (secret-1.0), only its own ($TREE)" grep -qx "src: $TREE " "$T/o5/toy/usr/share/seen"
+	assert "no other stage's directory" grep -qx "build: second " "$T/o5/toy/usr/share/seen"
+	assert "an empty download and stage cache" grep -qx "cache: 0" "$T/o5/toy/usr/share/seen"
+	assert "no sysroots" grep -qx "out: 0" "$T/o5/toy/usr/share/seen"
+	assert "and could not write there" grep -qx "work is read-only" "$T/o5/toy/usr/share/seen"
+	assert "nothing reached the real work directory" test ! -e "$T/w5/intruder"
+fi
 if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
 	mkdir -p "$T/w4" "$T/o4" && chown nobody "$T/w4" "$T/o4"
 	chmod -R a+rX "$P3"

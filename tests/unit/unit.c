@@ -1244,7 +1244,7 @@ static void test_run_network(void)
 	int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	pid_t pid = run_shell(cmd, scratch, env, devnull, 0);
 	CHECK(pid > 0 && run_wait(pid) == 0);
-	if (run_network_isolation()) {
+	if (run_isolation()) {
 		pid = run_shell(cmd, scratch, env, devnull, RUN_NO_NETWORK);
 		int status = pid > 0 ? run_wait(pid) : 0;
 		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 1);
