@@ -240,7 +240,8 @@ static bool path_below(const char *path, size_t len, const char *dir)
 
 /* Steps see only their own stage: the work directory, the caches and the sysroots are hidden
  * from them, but for the stage's directory, its declared source trees and HOME (run_sandbox).
- * A directory above something else on the steps' PATH is never hidden (a cache in /usr). */
+ * A directory above something else on the steps' PATH, or above the temporary directory the
+ * compilers write to, is never hidden (a cache in /usr/..., sysroots in /tmp). */
 static void stage_sandbox(const struct run *r, const struct node *n, char *const env[],
                           struct job *j)
 {
@@ -250,12 +251,14 @@ static void stage_sandbox(const struct run *r, const struct node *n, char *const
 	for (size_t i = 0; i < n->stage->sources.n; i++)
 		strlist_add(&show, n->trees[i]->tree_dir);
 	strlist_take(&show, xasprintf("%s/home", d->work));
-	const char *path = "";
+	struct buf keep = {0};   /* PATH's entries and the temporary directories, ':'-separated */
 	for (char *const *e = env; *e; e++)
 		if (strncmp(*e, "PATH=", 5) == 0)
-			path = *e + 5;
+			buf_printf(&keep, "%s:", *e + 5);
 		else if (strncmp(*e, "CCACHE_DIR=", 11) == 0)   /* the user's, in the work directory */
 			strlist_add(&show, *e + 11);
+	buf_puts(&keep, "/tmp:/var/tmp");   /* steps have no TMPDIR: compilers write to /tmp */
+	const char *path = keep.s;
 	const char *candidates[] = {d->work, d->downloads, d->stage_cache, d->out};
 	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
 		bool above_path = strlen(candidates[i]) <= 1;
@@ -270,6 +273,7 @@ static void stage_sandbox(const struct run *r, const struct node *n, char *const
 		if (!above_path)
 			strlist_add(&hide, candidates[i]);
 	}
+	buf_release(&keep);
 	strlist_take(&hide, NULL);
 	strlist_take(&show, NULL);
 	j->hide = hide.v;
