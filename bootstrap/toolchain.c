@@ -370,7 +370,11 @@ int toolchain_write_cmake_file(const char *path, const struct target *t,
 	           "set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)\n"
 	           "set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)\n"
 	           "set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)\n"
-	           "set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)\n",
+	           "set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)\n"
+	           /* A build-tree RPATH names the build directory, and the linker's build ID
+	            * hashes it; CMake's install then rewrites the RPATH but not the ID, so the
+	            * installed libc++.so differed between work directories by its build ID alone */
+	           "set(CMAKE_BUILD_WITH_INSTALL_RPATH ON)\n",
 	           link, link, link, toolchain_var(vars, "ar"), toolchain_var(vars, "nm"), toolchain_var(vars, "ranlib"),
 	           toolchain_var(vars, "strip"), toolchain_var(vars, "objcopy"), toolchain_var(vars, "sysroot"));
 	int rc = write_file_atomic(path, b.s, b.len, 0644);

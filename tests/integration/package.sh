@@ -38,6 +38,23 @@ steps:
   - printf 'runtime' >${destdir}/usr/lib/libc.so.1 && ln -s libc.so.1 ${destdir}/usr/lib/libc.so
   - printf '#!/bin/sh\necho tool\n' >${destdir}/usr/lib/tool && chmod 775 ${destdir}/usr/lib/tool
 EOT
+# two shared libraries built by CMake, one linked to the other in the build tree, with build
+# IDs: the build tree's RPATH (the work directory's path) must not reach the build ID
+cat >"$P/stages/sos.yaml" <<'EOT'
+name: sos
+steps:
+  - |
+    mkdir -p s
+    echo 'int a(void) { return 1; }' >s/a.c
+    echo 'int a(void); int b(void) { return a() + 1; }' >s/b.c
+    printf 'cmake_minimum_required(VERSION 3.13)\nproject(so C)\nadd_library(a SHARED a.c)\nadd_library(b SHARED b.c)\ntarget_link_libraries(b a)\ninstall(TARGETS a b LIBRARY DESTINATION lib)\n' >s/CMakeLists.txt
+  - >-
+    cmake -S s -B b -G "Unix Makefiles" -DCMAKE_TOOLCHAIN_FILE=${cmake_toolchain}
+    -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_TRY_COMPILE_TARGET_TYPE=STATIC_LIBRARY
+    -DCMAKE_SHARED_LINKER_FLAGS="-nostdlib -fuse-ld=lld -Wl,--build-id=sha1"
+  - make -C b && make -C b DESTDIR=${destdir} install
+EOT
+sed -i 's/^stages: \[second\]/stages: [second, sos]/' "$P/targets/toy.yaml"
 (cd "$P" && git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -q -m toy \
 	--date=@1700000000 && GIT_COMMITTER_DATE=@1700000000 git -c user.name=t -c user.email=t@t \
 	commit -q --amend --no-edit --date=@1700000000)
