@@ -263,6 +263,12 @@ static const char gdb_template[] =
 	"\techo \"$(basename \"$0\"): gdb-multiarch is not installed (Debian: apt-get install gdb-multiarch)\" >&2\n"
 	"\texit 127\n"
 	"fi\n"
+	"# libc++'s printers (std::vector, std::string, std::map, ...), installed by the libcxx stage\n"
+	"printers=$d/usr/share/gdb/python\n"
+	"if [ -f \"$printers/libcxx/printers.py\" ]; then\n"
+	"\tset -- -iex \"python import sys; sys.path.insert(0, '$printers'); \\\n"
+	"from libcxx.printers import register_libcxx_printer_loader; register_libcxx_printer_loader()\" \"$@\"\n"
+	"fi\n"
 	"exec gdb-multiarch -iex \"set sysroot $d\" -iex \"set debug-file-directory $d/usr/lib/debug\" \\\n"
 	"\t-iex \"add-auto-load-safe-path $d\" \"$@\"\n";
 

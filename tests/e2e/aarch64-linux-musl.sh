@@ -211,6 +211,30 @@ if command -v gdb-multiarch >/dev/null; then
 	wait
 	check "gdb stops in main of a dynamic program" 0 "Breakpoint 1, main" "exited normally"
 	assert "its libc is the sysroot's" grep -q "$S/lib/ld-musl-aarch64.so.1\|$S/usr/lib/libc.so" "$T/out"
+	# libc++'s containers shown by libc++'s own printers, which <target>-gdb loads
+	cat >"$T/containers.cpp" <<'EOT'
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+int main() {
+	std::vector<int> v{1, 2, 3};
+	std::string s = "a string longer than the short buffer";
+	std::map<int, std::string> m{{1, "one"}, {2, "two"}};
+	std::printf("%zu %zu %zu\n", v.size(), s.size(), m.size());
+	return 0;
+}
+EOT
+	"$S/bin/$TARGET-clang++" -g -O0 "$T/containers.cpp" -o "$T/containers"
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	"$S/bin/$TARGET-run" -g "$port" "$T/containers" >"$T/containers.out" 2>&1 &
+	wait_listen "$port"
+	run timeout 120 "$S/bin/$TARGET-gdb" -batch -ex "target remote 127.0.0.1:$port" -ex 'break 10' \
+		-ex continue -ex 'print v' -ex 'print s' -ex 'print m' -ex continue "$T/containers"
+	wait
+	check "gdb shows libc++ containers through libc++'s printers" 0 \
+		"std::vector of length 3, capacity 3 = {1, 2, 3}" '"a string longer than the short buffer"' \
+		'std::map with 2 elements = {[1] = "one", [2] = "two"}' "exited normally"
 fi
 
 # Profile-guided optimisation and coverage, when the sysroot has the sanitizers stage
