@@ -226,6 +226,11 @@ cat >>"$P/stages/second.yaml" <<'EOT'
 EOT
 run "$CROSSROOT" -C "$P" --work "$T/wa" --cache "$T/ca" --out "$T/oa" build --check toy
 check "build --check of a step that writes the time" 5 "changed: usr/share/doc/built-at" "not reproducible"
+if command -v diffoscope >/dev/null; then
+	check "diffoscope's report names the file" 5 "diffoscope's report:" "├── toy/usr/share/doc/built-at"
+else
+	check "without diffoscope the byte comparison is said" 5 "(diffoscope is not installed"
+fi
 assert "both builds are kept for a look" test -d "$T/wa/check/toy/work"
 
 # build steps have no network: a server on 127.0.0.1 the test started cannot be reached
