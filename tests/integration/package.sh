@@ -309,6 +309,17 @@ if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
 		echo "package.sh: no user namespace for nobody here: its isolation check is skipped"
 	else
 		check "not root: a user namespace isolates the step too" 1 "ConnectionRefusedError"
+		# and hides the work directory: the same look around as above, as nobody
+		rm -rf "$T/w5" "$T/c5" "$T/o5" && mkdir -p "$T/w5/src/secret-1.0" "$T/c5" "$T/o5/old"
+		chown -R nobody "$T/w5" "$T/c5" "$T/o5" && chmod -R a+rX "$P5" "$T/www"
+		run setpriv --reuid=nobody --regid=nogroup --clear-groups --reset-env "$CROSSROOT" -C "$P5" \
+			--work "$T/w5" --cache "$T/c5" --out "$T/o5" build toy
+		check "as nobody, a build whose step looks around" 0 "sysroot toy"
+		assert "in its user namespace it saw only its stage, its tree and HOME" \
+			sh -c "grep -qx 'work: build home src ' '$T/o5/toy/usr/share/seen' &&
+				grep -qx 'build: second ' '$T/o5/toy/usr/share/seen' &&
+				grep -qx 'cache: 0' '$T/o5/toy/usr/share/seen' && grep -qx 'out: 0' '$T/o5/toy/usr/share/seen' &&
+				grep -qx 'work is read-only' '$T/o5/toy/usr/share/seen'"
 	fi
 fi
 finish
