@@ -507,7 +507,9 @@ static pid_t child_ended(void *ctx, struct node *n, int status)
 			      s->where.path, s->where.line, run_describe(status, how), cmd, j->log_path,
 			      !r->o->allow_network && run_isolation()
 			          ? "\n(build steps have no network: a step that downloads or connects "
-			            "anywhere fails; declare what it needs in sources/)" : "");
+			            "anywhere fails; declare what it needs in sources/. They see of the "
+			            "work directory, caches and sysroots only their stage's directory and "
+			            "declared source trees)" : "");
 			free(cmd);
 			tail_log(j->log_path, 20);
 		}
