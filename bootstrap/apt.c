@@ -75,36 +75,55 @@ static bool has_suffix(const char *s, const char *suffix)
 	return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
-/* Write DIR/sources/crossroot.list and .sources from the system's configuration. */
-static int write_sources(const char *dir)
+static const char *apt_etc(void)
 {
-	struct buf list = {0}, deb822 = {0};
-	char *text = path_exists("/etc/apt/sources.list") ? read_file("/etc/apt/sources.list", NULL) : NULL;
+	const char *dir = getenv("CROSSROOT_APT_SOURCES");
+	return dir && *dir ? dir : "/etc/apt";
+}
+
+/* Hand each of the host's sources files to `one_line` (sources.list, *.list) or `deb822`
+ * (*.sources). */
+static void read_sources(void (*one_line)(const char *, struct buf *),
+                         void (*deb822)(const char *, struct buf *), struct buf *a, struct buf *b)
+{
+	char *list = path_join(apt_etc(), "sources.list");
+	char *text = path_exists(list) ? read_file(list, NULL) : NULL;
 	if (text)
-		convert_list(text, &list);
+		one_line(text, a);
 	free(text);
+	free(list);
+	char *parts = path_join(apt_etc(), "sources.list.d");
 	struct strlist names = {0};
-	list_dir("/etc/apt/sources.list.d", &names);
+	list_dir(parts, &names);
+	strlist_sort(&names);
 	for (size_t i = 0; i < names.n; i++) {
-		char *path = path_join("/etc/apt/sources.list.d", names.v[i]);
+		char *path = path_join(parts, names.v[i]);
 		if (has_suffix(names.v[i], ".list") || has_suffix(names.v[i], ".sources")) {
 			text = read_file(path, NULL);
 			if (text && has_suffix(names.v[i], ".list"))
-				convert_list(text, &list);
+				one_line(text, a);
 			else if (text)
-				convert_deb822(text, &deb822);
+				deb822(text, b);
 			free(text);
 		}
 		free(path);
 	}
 	strlist_release(&names);
+	free(parts);
+}
+
+/* Write DIR/sources/crossroot.list and .sources from the system's configuration. */
+static int write_sources(const char *dir)
+{
+	struct buf list = {0}, deb822 = {0};
+	read_sources(convert_list, convert_deb822, &list, &deb822);
 	int rc = -1;
 	char *parts = path_join(dir, "sources");
 	char *a = path_join(parts, "crossroot.list");
 	char *b = path_join(parts, "crossroot.sources");
 	if (list.len == 0 && deb822.len == 0) {
-		error("the host's apt configuration (/etc/apt/sources.list*) lists no 'deb' source "
-		      "to derive deb-src entries from");
+		error("the host's apt configuration (%s/sources.list*) lists no 'deb' source "
+		      "to derive deb-src entries from", apt_etc());
 	} else if (mkdir_p(parts, 0755) == 0 &&
 	           write_file_atomic(a, list.s ? list.s : "", list.len, 0644) == 0 &&
 	           write_file_atomic(b, deb822.s ? deb822.s : "", deb822.len, 0644) == 0) {
@@ -238,4 +257,71 @@ out:
 	free(marker);
 	close(lock);
 	return rc;
+}
+
+/* Each base URI, one per line: from one-line entries "deb [options] URI suite ...". */
+static void list_bases(const char *text, struct buf *out)
+{
+	for (const char *line = text; line && *line;) {
+		const char *end = strchr(line, '\n');
+		char *l = end ? xstrndup(line, (size_t)(end - line)) : xstrdup(line);
+		line = end ? end + 1 : NULL;
+		char *p = l + strspn(l, " \t");
+		if (strncmp(p, "deb", 3) == 0 && (p[3] == ' ' || p[3] == '\t')) {
+			p += 4 + strspn(p + 4, " \t");
+			if (*p == '[') {   /* options: [arch=amd64 signed-by=...] */
+				char *close = strchr(p, ']');
+				p = close ? close + 1 + strspn(close + 1, " \t") : p + strlen(p);
+			}
+			size_t n = strcspn(p, " \t#");
+			if (n) {
+				buf_add(out, p, n);
+				buf_puts(out, "\n");
+			}
+		}
+		free(l);
+	}
+}
+
+/* ... and from deb822 stanzas "Types: deb" with "URIs: A B" (not "Enabled: no"). */
+static void deb822_bases(const char *text, struct buf *out)
+{
+	struct buf converted = {0};
+	convert_deb822(text, &converted);   /* keeps the enabled stanzas that have deb */
+	for (const char *line = converted.s; line && *line;) {
+		const char *end = strchr(line, '\n');
+		char *l = end ? xstrndup(line, (size_t)(end - line)) : xstrdup(line);
+		line = end ? end + 1 : NULL;
+		if (strncasecmp(l, "URIs:", 5) == 0)
+			for (char *u = strtok(l + 5, " \t"); u; u = strtok(NULL, " \t")) {
+				buf_puts(out, u);
+				buf_puts(out, "\n");
+			}
+		free(l);
+	}
+	buf_release(&converted);
+}
+
+size_t apt_archive_bases(struct strlist *out)
+{
+	struct buf text = {0};
+	read_sources(list_bases, deb822_bases, &text, &text);
+	for (const char *line = text.s; line && *line;) {
+		const char *end = strchr(line, '\n');
+		char *u = end ? xstrndup(line, (size_t)(end - line)) : xstrdup(line);
+		line = end ? end + 1 : NULL;
+		size_t n = strlen(u);
+		while (n && u[n - 1] == '/')
+			u[--n] = '\0';
+		bool usable = strncmp(u, "http://", 7) == 0 || strncmp(u, "https://", 8) == 0 ||
+		              strncmp(u, "file://", 7) == 0;
+		for (size_t i = 0; usable && i < out->n; i++)
+			usable = strcmp(out->v[i], u) != 0;
+		if (usable)
+			strlist_take(out, u);
+		else
+			free(u);
+	}
+	buf_release(&text);
+	return out->n;
 }

@@ -6,6 +6,7 @@
 #define CROSSROOT_APT_H
 
 #include "digest.h"
+#include "util.h"
 
 /* Find `file` of source package `package` at exactly `version`. On success *url is the
  * download URL (malloc'd) and `sha256` what the archive's signed index says. The first call
@@ -13,5 +14,12 @@
  * after error() when apt has no such package, version or file. */
 int apt_locate(const char *state_dir, const char *package, const char *version,
                const char *file, char **url, char sha256[DIGEST_HEX_LEN + 1]);
+
+/* The archives the host's apt configuration fetches binary packages from (each 'deb' entry's
+ * URI, http, https and file only, without a trailing slash), in its order, without
+ * duplicates: the pool of a Debian release apt does not list is under each of them.
+ * CROSSROOT_APT_SOURCES names another directory to read sources.list and sources.list.d/
+ * from, instead of /etc/apt. Returns how many were found. */
+size_t apt_archive_bases(struct strlist *out);
 
 #endif

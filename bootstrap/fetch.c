@@ -173,6 +173,8 @@ static const char *origin_name(const struct origin *o, char *out, size_t n)
 {
 	if (o->kind == ORIGIN_URL)
 		snprintf(out, n, "%s", o->url);
+	else if (o->kind == ORIGIN_POOL)
+		snprintf(out, n, "the Debian archive's pool/%s", o->file);
 	else
 		snprintf(out, n, "Debian source package %s=%s, file %s", o->package, o->version, o->file);
 	return out;
@@ -183,6 +185,8 @@ static char *origin_file_name(const struct origin *o)
 {
 	if (o->kind == ORIGIN_APT)
 		return xstrdup(o->file);
+	if (o->kind == ORIGIN_POOL)
+		return xstrdup(strrchr(o->file, '/') + 1);
 	const char *end = o->url + strcspn(o->url, "?#");
 	const char *slash = end;
 	while (slash > o->url && slash[-1] != '/')
@@ -202,7 +206,31 @@ static void add_origin(struct transfer *t, const struct origin *o, const char *u
 	c->package = o->package ? xstrdup(o->package) : NULL;
 	c->version = o->version ? xstrdup(o->version) : NULL;
 	c->file = o->file ? xstrdup(o->file) : NULL;
+	c->signature = o->signature ? xstrdup(o->signature) : NULL;
 	t->mirror_of[t->n_origins++] = mirror ? xstrdup(mirror) : NULL;
+}
+
+/* A pool origin is a URL under each archive the host's apt uses, its signature beside it. */
+static void add_pool_origins(struct transfer *t, const struct origin *o)
+{
+	struct strlist bases = {0};
+	if (apt_archive_bases(&bases) == 0) {
+		char name[512];
+		location_error(&o->where, "%s: the host's apt configuration names no http, https or "
+		               "file archive; skipping it", origin_name(o, name, sizeof(name)));
+	}
+	for (size_t i = 0; i < bases.n; i++) {
+		char *url = xasprintf("%s/pool/%s", bases.v[i], o->file);
+		add_origin(t, o, url, NULL);
+		struct origin *c = &t->origins[t->n_origins - 1];
+		if (o->signature) {
+			free(c->signature);
+			c->signature = xasprintf("%.*s%s", (int)(strrchr(url, '/') + 1 - url), url,
+			                         o->signature);
+		}
+		free(url);
+	}
+	strlist_release(&bases);
 }
 
 /* Mirrors are asked first, by sha256 (the layout of a crossroot download cache) and by file
@@ -236,7 +264,10 @@ static void expand_origins(const struct fetch_options *opts, struct transfer *t)
 		free(base);
 	}
 	for (size_t i = 0; i < s->n_origins; i++)
-		add_origin(t, &s->origins[i], NULL, NULL);
+		if (s->origins[i].kind == ORIGIN_POOL)
+			add_pool_origins(t, &s->origins[i]);
+		else
+			add_origin(t, &s->origins[i], NULL, NULL);
 }
 
 static void release_origins(struct transfer *t)
@@ -246,6 +277,7 @@ static void release_origins(struct transfer *t)
 		free(t->origins[i].package);
 		free(t->origins[i].version);
 		free(t->origins[i].file);
+		free(t->origins[i].signature);
 		free(t->mirror_of[i]);
 	}
 	free(t->origins);
@@ -476,7 +508,7 @@ static int fetch_small(const struct fetch_options *opts, const char *url, const 
 /* The signature's file name: what a mirror that keeps upstream names serves it as. */
 static char *signature_file_name(const struct origin *o)
 {
-	if (o->kind == ORIGIN_APT)
+	if (o->kind == ORIGIN_APT || o->kind == ORIGIN_POOL)
 		return xstrdup(o->signature);
 	struct origin named = *o;
 	named.url = o->signature;
@@ -824,6 +856,8 @@ int fetch_sources(const struct fetch_options *opts, struct source *const sources
 		paths[i] = fetch_cached_path(opts, sources[i]);
 		if (paths[i]) {
 			ts[i].done = true;
+		} else if (ts[i].n_origins == 0) {
+			ts[i].done = ts[i].failed = true;   /* its only origins had nothing to expand to */
 		} else if (opts->offline) {
 			error("%s %s is not in the download cache '%s' and --offline forbids fetching it "
 			      "(expected sha256 %s)", sources[i]->name, sources[i]->version, opts->cache_dir,

@@ -285,6 +285,8 @@ static char *origin_text(const struct origin *o)
 {
 	if (o->kind == ORIGIN_APT)
 		return xasprintf("apt:%s=%s/%s", o->package, o->version, o->file);
+	if (o->kind == ORIGIN_POOL)
+		return xasprintf("debian-pool:%s", o->file);
 	return xstrdup(o->url);
 }
 

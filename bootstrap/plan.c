@@ -166,6 +166,19 @@ static struct node *find_stage(const struct plan *p, const struct target *t, con
 static struct node *stage_node(struct plan *p, struct recipes *r, struct target *t,
                                struct stage *s, struct strlist *path);
 
+/* Whether a stage target `t` builds extracts a source of this name. */
+static bool uses_source(const struct plan *p, const struct target *t, const char *name)
+{
+	for (size_t i = 0; i < p->n_nodes; i++) {
+		const struct node *n = p->nodes[i];
+		if (n->kind == NODE_STAGE && n->target == t)
+			for (size_t j = 0; j < n->stage->sources.n; j++)
+				if (strcmp(n->stage->sources.v[j], name) == 0)
+					return true;
+	}
+	return false;
+}
+
 /* The tools stages whose compilers build stage `s` of target `t`: the target's choice for
  * this stage (`stage_toolchain`), else the stage's own `toolchain`, else the target's. A tools
  * stage is always built with the host's compilers. Empty: the host clang. */
@@ -246,7 +259,7 @@ static struct node *stage_node(struct plan *p, struct recipes *r, struct target 
 	free(path->v[--path->n]);
 	struct node **trees = xcalloc(s->sources.n + 1, sizeof(*trees));
 	for (size_t i = 0; i < s->sources.n; i++) {
-		trees[i] = tree_node(p, recipes_source(r, s->sources.v[i], NULL));
+		trees[i] = tree_node(p, recipes_source_for(r, t, s->sources.v[i]));
 		if (!trees[i]) {
 			free(deps);
 			free(trees);
@@ -502,6 +515,16 @@ int plan_create(struct plan *p, const struct dirs *dirs, const struct host_llvm 
 				rc = -1;
 			}
 		}
+	}
+	/* So would a version chosen for a source that none of the target's stages uses */
+	for (size_t i = 0; i < n_targets && rc == 0; i++) {
+		const struct target *t = targets[i];
+		for (size_t j = 0; j + 1 < t->versions.n && rc == 0; j += 2)
+			if (!uses_source(p, t, t->versions.v[j])) {
+				location_error(&t->versions_at, "versions names source '%s', which no stage "
+				               "of target '%s' uses", t->versions.v[j], t->name);
+				rc = -1;
+			}
 	}
 	if (rc < 0) {
 		plan_release(p);   /* a failed plan leaves nothing to release */

@@ -51,6 +51,7 @@ static void source_free(struct source *s)
 	free(s->member);
 	strlist_release(&s->extract);
 	strlist_release(&s->exclude);
+	free(s->id);
 	free(s->name);
 	free(s->version);
 	free(s->path);
@@ -83,6 +84,7 @@ static void target_free(struct target *t)
 	strlist_release(&t->toolchain);
 	strlist_release(&t->stage_toolchain);
 	strlist_release(&t->substitute);
+	strlist_release(&t->versions);
 	free(t->linux_arch);
 	free(t->cpu_family);
 	free(t->cpu);
@@ -191,32 +193,61 @@ static long long parse_size(struct yamlfile *f, yaml_node_t *node)
 	return v * unit;
 }
 
+/* A pool origin's path: component/prefix/package/file, nothing that leaves pool/. */
+static bool valid_pool_path(const char *path)
+{
+	int parts = 0;
+	for (const char *p = path; *p; parts++) {
+		size_t n = strcspn(p, "/");
+		char *part = xstrndup(p, n);
+		bool ok = n > 0 && valid_name(part) && strcmp(part, ".") && strcmp(part, "..");
+		free(part);
+		if (!ok)
+			return false;
+		p += n;
+		if (*p == '/' && !*++p)
+			return false;
+	}
+	return parts == 4;
+}
+
 static void load_origin(struct yamlfile *f, yaml_node_t *node, struct origin *o, const char *path)
 {
-	static const char *const allowed[] = {"url", "apt", "file", "sha256", "max-size",
+	static const char *const allowed[] = {"url", "apt", "pool", "file", "sha256", "max-size",
 	                                      "signature", NULL};
 	static const char *const required[] = {"sha256", NULL};
 	memset(o, 0, sizeof(*o));
 	o->where = location_of(f, path, node);
 	o->max_size = DEFAULT_MAX_SIZE;
 	if (node->type != YAML_MAPPING_NODE) {
-		yamlfile_error(f, node, "an origin must be a mapping with 'url' or 'apt', and 'sha256'");
+		yamlfile_error(f, node, "an origin must be a mapping with 'url', 'apt' or 'pool', and "
+		               "'sha256'");
 		return;
 	}
 	yamlfile_check_keys(f, node, allowed, required);
 	yaml_node_t *url = yamlfile_get(f, node, "url");
 	yaml_node_t *apt = yamlfile_get(f, node, "apt");
+	yaml_node_t *pool = yamlfile_get(f, node, "pool");
 	yaml_node_t *file = yamlfile_get(f, node, "file");
-	if (!!url == !!apt)
-		yamlfile_error(f, node, "an origin needs exactly one of 'url' and 'apt'");
+	if (!!url + !!apt + !!pool != 1)
+		yamlfile_error(f, node, "an origin needs exactly one of 'url', 'apt' and 'pool'");
+	if (file && !apt)
+		yamlfile_error(f, file, "'file' belongs to 'apt' origins only");
 	if (url) {
 		const char *u = yamlfile_scalar(f, url, "url");
 		if (u && strncmp(u, "https://", 8) && strncmp(u, "http://", 7) && strncmp(u, "file://", 7))
 			yamlfile_error(f, url, "url must start with https://, http:// or file:// (got '%s')", u);
 		o->kind = ORIGIN_URL;
 		o->url = u ? xstrdup(u) : NULL;
-		if (file)
-			yamlfile_error(f, file, "'file' belongs to 'apt' origins only");
+	}
+	if (pool) {
+		const char *pp = yamlfile_scalar(f, pool, "pool");
+		if (pp && !valid_pool_path(pp))
+			yamlfile_error(f, pool, "pool must be a path under the archive's pool/: component/"
+			               "prefix/package/file, e.g. 'main/m/musl/musl_1.2.5.orig.tar.gz' "
+			               "(got '%s')", pp);
+		o->kind = ORIGIN_POOL;
+		o->file = pp ? xstrdup(pp) : NULL;
 	}
 	if (apt) {
 		const char *a = yamlfile_scalar(f, apt, "apt");
@@ -245,9 +276,10 @@ static void load_origin(struct yamlfile *f, yaml_node_t *node, struct origin *o,
 		o->max_size = parse_size(f, yamlfile_get(f, node, "max-size"));
 	yaml_node_t *sig = yamlfile_get(f, node, "signature");
 	const char *sigtext = yamlfile_scalar(f, sig, "signature");
-	if (sigtext && o->kind == ORIGIN_APT && (strchr(sigtext, '/') || !valid_name(sigtext)))
-		yamlfile_error(f, sig, "for an apt origin, signature is a file name of the same "
-		               "source package (got '%s')", sigtext);
+	if (sigtext && o->kind != ORIGIN_URL && (strchr(sigtext, '/') || !valid_name(sigtext)))
+		yamlfile_error(f, sig, "for an %s origin, signature is a file name of the same %s "
+		               "(got '%s')", o->kind == ORIGIN_APT ? "apt" : "pool",
+		               o->kind == ORIGIN_APT ? "source package" : "pool directory", sigtext);
 	else if (sigtext && o->kind == ORIGIN_URL && strncmp(sigtext, "https://", 8) &&
 	         strncmp(sigtext, "http://", 7) && strncmp(sigtext, "file://", 7))
 		yamlfile_error(f, sig, "signature must be a https://, http:// or file:// URL (got '%s')",
@@ -273,6 +305,18 @@ const char *recipes_unsupported(const struct stage *s, const struct target *t)
 		if (strlen(s->unsupported.v[i]) == arch && strncmp(s->unsupported.v[i], t->triple, arch) == 0)
 			return s->unsupported.v[i + 1];
 	return NULL;
+}
+
+struct source *recipes_source_for(struct recipes *r, const struct target *t, const char *name)
+{
+	for (size_t i = 0; i + 1 < t->versions.n; i += 2)
+		if (strcmp(t->versions.v[i], name) == 0) {
+			char *id = xasprintf("%s-%s", name, t->versions.v[i + 1]);
+			struct source *s = recipes_source(r, id, &t->versions_at);
+			free(id);
+			return s;
+		}
+	return recipes_source(r, name, NULL);
 }
 
 const char *recipes_substitute(const struct target *t, const char *name)
@@ -343,30 +387,40 @@ static void stage_hash(struct stage *s)
 	digest_final(&d, s->recipe_hash);
 }
 
-struct source *recipes_source(struct recipes *r, const char *name, const struct location *from)
+struct source *recipes_source(struct recipes *r, const char *id, const struct location *from)
 {
 	for (size_t i = 0; i < r->n_sources; i++)
-		if (strcmp(r->sources[i]->name, name) == 0)
+		if (strcmp(r->sources[i]->id, id) == 0)
 			return r->sources[i];
 	static const char *const allowed[] = {"name", "version", "description", "origins",
 	                                      "extract", "exclude", "strip", "keyring", "member",
 	                                      "member-sha256", NULL};
 	static const char *const required[] = {"name", "version", "origins", NULL};
 	struct yamlfile f;
-	if (open_recipe(&f, r, "sources", "source", name, from) < 0) {
+	if (open_recipe(&f, r, "sources", "source", id, from) < 0) {
 		yamlfile_release(&f);
 		return NULL;
 	}
 	yaml_node_t *root = yamlfile_root(&f);
 	struct source *s = xcalloc(1, sizeof(*s));
-	s->name = xstrdup(name);
+	s->id = xstrdup(id);
 	s->path = xstrdup(f.path);
 	s->strip = 1;
 	yamlfile_check_keys(&f, root, allowed, required);
-	check_name(&f, root, name);
+	s->name = yamlfile_get(&f, root, "name") ? scalar_copy(&f, root, "name") : NULL;
+	if (!s->name)
+		s->name = xstrdup(id);
 	s->version = scalar_copy(&f, root, "version");
 	if (s->version && !valid_name(s->version))
 		yamlfile_error(&f, yamlfile_get(&f, root, "version"), "invalid version '%s'", s->version);
+	/* sources/musl.yaml is musl; sources/musl-1.2.5.yaml must be musl at version 1.2.5 */
+	char *versioned = s->name && s->version ? xasprintf("%s-%s", s->name, s->version) : NULL;
+	if (s->name && strcmp(s->name, id) != 0 && (!versioned || strcmp(versioned, id) != 0))
+		yamlfile_error(&f, yamlfile_get(&f, root, "name"), "name '%s' and version '%s' do not "
+		               "match the file name '%s' (sources/NAME.yaml, or NAME-VERSION.yaml for "
+		               "a version a target chooses)", s->name, s->version ? s->version : "",
+		               id);
+	free(versioned);
 	yaml_node_t **items;
 	size_t n;
 	if (yamlfile_sequence(&f, yamlfile_get(&f, root, "origins"), "origins", &items, &n) == 0) {
@@ -559,7 +613,7 @@ struct target *recipes_target(struct recipes *r, const char *name)
 	static const char *const allowed[] = {"description", "triple", "qemu", "cflags", "stages",
 	                                      "vars", "toolchain", "linux_arch", "cpu_family", "cpu",
 	                                      "endian", "static", "stage_toolchain", "substitute",
-	                                      "qemu_cpu", NULL};
+	                                      "qemu_cpu", "versions", NULL};
 	static const char *const required[] = {"triple", "qemu", "stages", NULL};
 	struct yamlfile f;
 	if (open_recipe(&f, r, "targets", "target", name, NULL) < 0) {
@@ -597,6 +651,12 @@ struct target *recipes_target(struct recipes *r, const char *name)
 	yamlfile_string_map(&f, stage_toolchain, "stage_toolchain", &t->stage_toolchain);
 	yaml_node_t *substitute = yamlfile_get(&f, root, "substitute");
 	yamlfile_string_map(&f, substitute, "substitute", &t->substitute);
+	yaml_node_t *versions = yamlfile_get(&f, root, "versions");
+	yamlfile_string_map(&f, versions, "versions", &t->versions);
+	for (size_t i = 0; i + 1 < t->versions.n; i += 2)
+		if (!valid_name(t->versions.v[i]) || !valid_name(t->versions.v[i + 1]))
+			yamlfile_error(&f, versions, "versions maps a source to a version, e.g. "
+			               "'{musl: 1.2.5}' (got '%s: %s')", t->versions.v[i], t->versions.v[i + 1]);
 	/* Architecture facts: cpu and cpu_family default to the triple's first part. */
 	char *arch = t->triple ? xstrndup(t->triple, strcspn(t->triple, "-")) : xstrdup("unknown");
 	t->linux_arch = yamlfile_get(&f, root, "linux_arch") ? scalar_copy(&f, root, "linux_arch") : NULL;
@@ -651,6 +711,7 @@ struct target *recipes_target(struct recipes *r, const char *name)
 	struct location sub_mention = substitute ? location_of(&f, t->path, substitute) : mention;
 	struct location tc_mention = stage_toolchain ? location_of(&f, t->path, stage_toolchain)
 	                                             : mention;
+	struct location ver_mention = versions ? location_of(&f, t->path, versions) : mention;
 	yamlfile_release(&f);
 	r->targets = xrealloc(r->targets, (r->n_targets + 1) * sizeof(*r->targets));
 	r->targets[r->n_targets++] = t;
@@ -661,6 +722,19 @@ struct target *recipes_target(struct recipes *r, const char *name)
 		if (!recipes_stage(r, recipes_substitute(t, t->stages.v[i]), &mention))
 			return NULL;
 	t->stage_toolchain_at = tc_mention;
+	t->versions_at = ver_mention;
+	for (size_t i = 0; i + 1 < t->versions.n; i += 2) {
+		char *id = xasprintf("%s-%s", t->versions.v[i], t->versions.v[i + 1]);
+		struct source *s = recipes_source(r, id, &t->versions_at);
+		free(id);
+		if (!s)
+			return NULL;
+		if (strcmp(s->name, t->versions.v[i]) != 0) {
+			location_error(&t->versions_at, "'%s' is source '%s', not '%s'", s->path, s->name,
+			               t->versions.v[i]);
+			return NULL;
+		}
+	}
 	for (size_t i = 0; i + 1 < t->stage_toolchain.n; i += 2) {
 		const char *tc = t->stage_toolchain.v[i + 1];
 		if (!recipes_stage(r, t->stage_toolchain.v[i], &tc_mention))

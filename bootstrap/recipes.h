@@ -23,6 +23,8 @@ struct location {
 enum origin_kind {
 	ORIGIN_URL,         /* https://, http:// or file:// */
 	ORIGIN_APT,         /* a file of a Debian source package, found through apt */
+	ORIGIN_POOL,        /* a file in the pool of the Debian archive the host's apt uses: a
+	                       package of another Debian release, which apt's indices do not list */
 };
 
 struct origin {
@@ -30,15 +32,19 @@ struct origin {
 	char *url;          /* ORIGIN_URL */
 	char *package;      /* ORIGIN_APT: source package name */
 	char *version;      /* ORIGIN_APT: exact Debian version, e.g. 1:19.1.7-3~deb12u1 */
-	char *file;         /* ORIGIN_APT: which file of the package, e.g. musl_1.2.3.orig.tar.gz */
+	char *file;         /* ORIGIN_APT: which file of the package, e.g. musl_1.2.3.orig.tar.gz;
+	                       ORIGIN_POOL: its path under pool/, main/m/musl/musl_1.2.5.orig.tar.gz */
 	char sha256[DIGEST_HEX_LEN + 1];
 	long long max_size; /* bytes; a body larger than this is refused */
 	char *signature;    /* detached OpenPGP signature: a URL (url origins) or a file of the
-	                       same source package (apt origins); NULL: none */
+	                       same source package (apt origins) or pool directory (pool origins);
+	                       NULL: none */
 	struct location where;
 };
 
 struct source {
+	char *id;                   /* the file's name: "musl" (sources/musl.yaml), or
+	                               "musl-1.2.5" for another version a target can choose */
 	char *name, *version;
 	char *path;                 /* the YAML file */
 	struct origin *origins;
@@ -105,6 +111,9 @@ struct target {
 	struct strlist stage_toolchain;   /* stage, tools stage or "host", ...: the compilers of
 	                                     one stage, over the stage's and the target's choice */
 	struct location stage_toolchain_at;   /* where stage_toolchain is written */
+	struct strlist versions;    /* source, version, ...: wherever a stage names the source,
+	                               this target builds sources/<source>-<version>.yaml */
+	struct location versions_at;   /* where versions is written */
 	struct strlist substitute;  /* stage, replacement, ...: wherever the graph names the first,
 	                               this target uses the second (a combination is a target) */
 	/* architecture facts, used by stages (${linux_arch}) and the generated build files */
@@ -134,7 +143,10 @@ void recipes_release(struct recipes *r);
  * Returns NULL after reporting; `from` (may be NULL) is where the name was mentioned. */
 struct target *recipes_target(struct recipes *r, const char *name);
 struct stage *recipes_stage(struct recipes *r, const char *name, const struct location *from);
-struct source *recipes_source(struct recipes *r, const char *name, const struct location *from);
+/* `id` is the file name under sources/: a source's name, or name-version (its other versions). */
+struct source *recipes_source(struct recipes *r, const char *id, const struct location *from);
+/* The source target `t` builds where a stage names `name`: its `versions` choice, if any. */
+struct source *recipes_source_for(struct recipes *r, const struct target *t, const char *name);
 /* Why stage `s` cannot be built for `t` (a reason from its `unsupported` map), or NULL. */
 const char *recipes_unsupported(const struct stage *s, const struct target *t);
 /* The stage this target uses where a recipe names `name` (its `substitute` map). */

@@ -118,4 +118,33 @@ run $C build --wait slow
 check "--wait waits for the other run, then finds the work done" 0 "waiting for crossroot" "sysroot slow"
 wait $first
 assert "the first run succeeded" grep -q "sysroot slow" "$T/first.out"
+# A target chooses another version of a source (`versions`): sources/toy-2.0.yaml, its own
+# patches from patches/toy/2.0/; the other targets keep sources/toy.yaml and their stages.
+make_tarball toy 2.0
+SUM2=$(sha256 "$T/www/toy-2.0.tar.gz")
+printf 'name: toy\nversion: "2.0"\norigins:\n  - url: %s/ok/toy-2.0.tar.gz\n    sha256: %s\n' \
+	"$BASE" "$SUM2" >"$P/sources/toy-2.0.yaml"
+mkdir -p "$P/patches/toy/2.0"
+printf -- '--- a/data.txt\n+++ b/data.txt\n@@ -1 +1 @@\n-toy 2.0 data\n+toy 2.0 data, patched\n' \
+	>"$P/patches/toy/2.0/0001-data.patch"
+sed 's/^stages:.*/stages: [second]\nversions: {toy: "2.0"}/' "$P/targets/toy.yaml" >"$P/targets/toy2.yaml"
+run $C build toy toy2
+check "versions: both targets build" 0 "fetched toy 2.0" "sysroot toy2"
+assert "versions: the chosen version, patched" grep -qx "toy 2.0 data, patched" "$T/sysroots/toy2/usr/share/toy/first.txt"
+assert "versions: the other target keeps its own" grep -qx "toy 1.0 data" "$T/sysroots/toy/usr/share/toy/first.txt"
+run $C plan toy toy2
+check "versions: nothing left to do" 0 "first                    cached"
+printf 'name: toy\nversion: "3.0"\norigins:\n  - url: %s/ok/toy-3.0.tar.gz\n    sha256: %s\n' \
+	"$BASE" "$SUM2" >"$P/sources/toy-2.5.yaml"
+sed 's/"2.0"/"2.5"/' "$P/targets/toy2.yaml" >"$P/targets/toy25.yaml"
+run $C plan toy25
+check "versions: a file that holds another version is refused" 2 \
+	"$P/sources/toy-2.5.yaml:1:7: name 'toy' and version '3.0' do not match the file name 'toy-2.5'"
+sed 's/{toy: "2.0"}/{toy: "9"}/' "$P/targets/toy2.yaml" >"$P/targets/toy9.yaml"
+run $C plan toy9
+check "versions: a version without a file" 2 "$P/targets/toy9.yaml:4:11" "toy-9.yaml"
+sed 's/{toy: "2.0"}/{toy: "2.0", other: "1"}/' "$P/targets/toy2.yaml" >"$P/targets/unused.yaml"
+printf 'name: other\nversion: "1"\norigins:\n  - url: %s/ok/x\n    sha256: %s\n' "$BASE" "$SUM2" >"$P/sources/other-1.yaml"
+run $C plan unused
+check "versions: a source no stage uses" 2 "$P/targets/unused.yaml:4:11: versions names source 'other', which no stage of target 'unused' uses"
 finish

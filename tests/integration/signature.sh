@@ -135,4 +135,62 @@ target unsigned
 run $C fetch unsigned
 check "an origin without a signature beside a keyring is a recipe error" 2 \
 	"$P/sources/unsigned.yaml:5:5: this source has a keyring, so every origin needs a 'signature'"
+# A pool origin: a file of a Debian release apt's indices do not list, found under the pool of
+# each archive the host's apt configuration names, in its order, its signature beside it.
+# (the loopback server serves every path by its file name)
+mkdir -p "$T/apt/sources.list.d"
+cp "$T/www/musl-1.2.3.tar.gz" "$T/www/musl_1.2.3.orig.tar.gz"
+cp "$T/www/musl-1.2.3.tar.gz.asc" "$T/www/musl_1.2.3.orig.tar.gz.asc"
+printf 'deb [signed-by=/nonexistent] %s/404/ bookworm main\n' "$BASE" >"$T/apt/sources.list"
+printf 'Types: deb-src\nURIs: %s/500always\nSuites: x\n\nTypes: deb\nURIs: %s/ok %s/404\nSuites: bookworm\nComponents: main\n' \
+	"$BASE" "$BASE" "$BASE" >"$T/apt/sources.list.d/loopback.sources"
+cat >"$P/sources/pooled.yaml" <<EOT
+name: pooled
+version: 1.2.3
+keyring: keys/musl.asc
+origins:
+  - pool: main/m/musl/musl_1.2.3.orig.tar.gz
+    signature: musl_1.2.3.orig.tar.gz.asc
+    sha256: $REAL
+EOT
+target pooled
+rm -rf "$CACHE"
+CROSSROOT_APT_SOURCES=$T/apt run $C fetch pooled
+check "pool origin: the first archive lacks it, the next has it and its signature" 0 \
+	"cannot fetch $BASE/404/pool/main/m/musl/musl_1.2.3.orig.tar.gz" \
+	"good OpenPGP signature ($BASE/ok/pool/main/m/musl/musl_1.2.3.orig.tar.gz.asc" \
+	"fetched pooled"
+assert "pool origin: deb-src entries are not archives to fetch from" sh -c "! grep -q 500always $T/out"
+assert "pool origin: the verified file is cached" test "$(sha256 "$CACHE/downloads/$REAL")" = "$REAL"
+# its signature is checked too: a signature from another file fails
+rm -rf "$CACHE"
+# (a binary signature whose last byte, inside the signature value, is changed)
+gpg --dearmor <"$ROOT/tests/data/musl_1.2.3.orig.tar.gz.asc" >"$T/www/wrong.asc"
+python3 -c "
+import sys; d = bytearray(open(sys.argv[1], 'rb').read()); d[-1] ^= 1
+open(sys.argv[1], 'wb').write(d)" "$T/www/wrong.asc"
+sed -e "s|signature: musl_1.2.3.orig.tar.gz.asc|signature: wrong.asc|; s|name: pooled|name: poolbadsig|" \
+	"$P/sources/pooled.yaml" >"$P/sources/poolbadsig.yaml"
+target poolbadsig
+CROSSROOT_APT_SOURCES=$T/apt run $C fetch poolbadsig
+check "pool origin: a bad signature fails" 3 "OpenPGP signature check failed" "every origin failed"
+assert "pool origin: a bad signature leaves nothing in the cache" sh -c "[ ! -e $CACHE/downloads/$REAL ]"
+# no archive configured: said, with the origin's place in the recipe
+rm -rf "$CACHE"
+printf '# nothing\n' >"$T/apt/sources.list"
+rm -f "$T/apt/sources.list.d/loopback.sources"
+CROSSROOT_APT_SOURCES=$T/apt run $C fetch pooled
+check "pool origin without an archive: said where" 3 \
+	"$P/sources/pooled.yaml:5:5: the Debian archive's pool/main/m/musl/musl_1.2.3.orig.tar.gz: the host's apt configuration names no http, https or file archive" \
+	"every origin failed"
+# a path that leaves the pool is a recipe error
+sed -e "s|pool: main/m/musl/musl_1.2.3.orig.tar.gz|pool: main/../../etc/passwd|; s|name: pooled|name: poolescape|" \
+	"$P/sources/pooled.yaml" >"$P/sources/poolescape.yaml"
+target poolescape
+run $C fetch poolescape
+check "pool origin: a path out of the pool is refused" 2 "poolescape.yaml:5:11: pool must be a path under the archive's pool/"
+# The real archive: musl 1.2.5 (not in bookworm's indices) from the pool of the host's archive.
+run $C fetch -C "$ROOT" --work "$T/realwork" loongarch64-linux-musl
+check "the project's musl 1.2.5 comes from the pool of the host's archive" 0 \
+	"pool/main/m/musl/musl_1.2.5.orig.tar.gz.asc, keyring" "fetched musl 1.2.5"
 finish
