@@ -255,8 +255,12 @@ static void stage_sandbox(const struct run *r, const struct node *n, char *const
 	for (char *const *e = env; *e; e++)
 		if (strncmp(*e, "PATH=", 5) == 0)
 			buf_printf(&keep, "%s:", *e + 5);
-		else if (strncmp(*e, "CCACHE_DIR=", 11) == 0)   /* the user's, in the work directory */
+		else if (strncmp(*e, "CCACHE_DIR=", 11) == 0 && (*e)[11] == '/') {
+			/* the user's, perhaps in the work directory: made now, as a directory that
+			 * does not exist cannot be bound back over the hidden one */
+			mkdir_p(*e + 11, 0755);
 			strlist_add(&show, *e + 11);
+		}
 	buf_puts(&keep, "/tmp:/var/tmp");   /* steps have no TMPDIR: compilers write to /tmp */
 	const char *path = keep.s;
 	const char *candidates[] = {d->work, d->downloads, d->stage_cache, d->out};

@@ -144,9 +144,9 @@ static int hide_directories(const struct run_sandbox *sb)
 {
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)   /* nothing reaches the host */
 		return -1;
-	int fds[64];
+	int fds[RUN_MAX_SHOW];
 	size_t n_show = 0;
-	for (; sb->show && sb->show[n_show] && n_show < 64; n_show++)   /* before anything hides */
+	for (; sb->show && sb->show[n_show] && n_show < RUN_MAX_SHOW; n_show++)   /* before hiding */
 		fds[n_show] = open(sb->show[n_show], O_PATH | O_DIRECTORY | O_CLOEXEC);
 	for (size_t i = 0; sb->hide && sb->hide[i]; i++) {
 		const char *dir = sb->hide[i];
@@ -250,6 +250,14 @@ pid_t run_step(const char *command, const char *cwd, char *const env[], int out_
                const struct run_sandbox *sb)
 {
 	char *argv[] = {"/bin/sh", "-ec", (char *)command, NULL};
+	size_t n_show = 0;
+	while (sb && sb->show && sb->show[n_show])
+		n_show++;
+	if (n_show > RUN_MAX_SHOW) {   /* hide_directories() could not bind the rest back */
+		error("a step may see at most %d directories of the hidden ones (its stage, source "
+		      "trees, HOME, CCACHE_DIR); %zu were asked for", RUN_MAX_SHOW, n_show);
+		return -1;
+	}
 	if (sb && (sb->no_network || (sb->hide && sb->hide[0])) && run_isolation())
 		return spawn_isolated(argv, cwd, env, out_fd, out_fd, sb);
 	return spawn(argv, cwd, env, out_fd, out_fd, true);

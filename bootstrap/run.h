@@ -24,9 +24,11 @@ struct run_sandbox {
 	bool no_network;
 	/* NULL-ended directories that the step sees as empty and read-only (a tmpfs over each in a
 	 * mount namespace of its own; a directory that does not exist is left alone), and below
-	 * them the `show` directories, bound back at their own paths (at most 64) */
+	 * them the `show` directories, bound back at their own paths (at most RUN_MAX_SHOW: more
+	 * is an error; a show directory that does not exist stays hidden) */
 	const char *const *hide, *const *show;
 };
+#define RUN_MAX_SHOW 64
 
 /* Start `sh -ec command` in `cwd` with exactly `env` in sandbox `sb` (NULL: none); stdin is
  * /dev/null, stdout and stderr go to `out_fd`. The child leads its own process group (so

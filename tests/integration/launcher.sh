@@ -123,6 +123,11 @@ CCACHE_BASEDIR=/ run $CROSSROOT -C "$P" --work "$T/pw-bd" --out "$T/out-pw-bd" -
 check "a build with the user's CCACHE_BASEDIR" 0 "sysroot lib"
 assert "base_dir is kept off (it would rewrite the compile lines): the same bytes" \
 	cmp "$T/out-pw-bd/lib/usr/lib/liblib.a" "$T/out-pw-plain/lib/usr/lib/liblib.a"
+# a CCACHE_DIR inside the work directory, not made yet: steps hide the work directory, so it
+# must exist to be shown again
+CCACHE_DIR=$T/pw-in/ccache-here run $CROSSROOT -C "$P" --work "$T/pw-in" --out "$T/out-pw-in" --launcher ccache build lib
+check "a CCACHE_DIR inside the work directory that did not exist" 0 "sysroot lib"
+assert "ccache wrote its results there" sh -c "find $T/pw-in/ccache-here -type f -name '*R' | grep -q ."
 rm -rf "$P/stages/srcobjs.yaml" "$P/sources/lib.yaml" "$P/targets/lib.yaml" "$P/patches/lib"
 export CCACHE_DIR=$T/ccache
 

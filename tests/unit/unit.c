@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "apt.h"
 #include "cache.h"
 #include "digest.h"
 #include "extract.h"
@@ -1266,6 +1267,57 @@ static void test_run_network(void)
 	free(cmd);
 }
 
+/* More directories to show than hide_directories() can bind back is an error, never a
+ * directory silently left hidden. */
+static void test_run_too_many_shows(void)
+{
+	const char *hide[] = {"/nonexistent-hidden", NULL};
+	const char *show[RUN_MAX_SHOW + 2];
+	for (size_t i = 0; i < RUN_MAX_SHOW + 1; i++)
+		show[i] = "/nonexistent-hidden/x";
+	show[RUN_MAX_SHOW + 1] = NULL;
+	struct run_sandbox sb = {.hide = hide, .show = show};
+	char *env[] = {"PATH=/usr/bin:/bin", NULL};
+	int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	CHECK(run_step("true", scratch, env, devnull, &sb) == -1);
+	show[RUN_MAX_SHOW] = NULL;   /* exactly the most: runs */
+	pid_t pid = run_step("true", scratch, env, devnull, &sb);
+	CHECK(pid > 0 && run_wait(pid) == 0);
+	close(devnull);
+}
+
+/* The archives of the host's apt configuration: one-line entries with options, deb822 stanzas
+ * with several URIs, no deb-src, nothing disabled, no duplicates, no unusable scheme. */
+static void test_apt_archive_bases(void)
+{
+	char *etc = xasprintf("%s/apt-etc", scratch);
+	char *parts = xasprintf("%s/sources.list.d", etc);
+	CHECK(mkdir_p(parts, 0755) == 0);
+	char *list = xasprintf("%s/sources.list", etc);
+	const char *one_line = "# comment\ndeb [arch=amd64 signed-by=/k.gpg] http://a.example/debian/ "
+	                       "bookworm main\ndeb-src http://src.example/debian bookworm main\n"
+	                       "  deb\thttps://b.example/debian bookworm main # trailing\n"
+	                       "deb cdrom:[Debian]/ bookworm main\n";
+	CHECK(write_file_atomic(list, one_line, strlen(one_line), 0644) == 0);
+	char *d822 = xasprintf("%s/x.sources", parts);
+	const char *stanzas = "Types: deb deb-src\nURIs: http://a.example/debian file:///srv/mirror/\n"
+	                      "Suites: bookworm\n\nTypes: deb\nURIs: http://off.example/debian\n"
+	                      "Enabled: no\n\nTypes: deb-src\nURIs: http://src2.example/\n";
+	CHECK(write_file_atomic(d822, stanzas, strlen(stanzas), 0644) == 0);
+	setenv("CROSSROOT_APT_SOURCES", etc, 1);
+	struct strlist bases = {0};
+	CHECK(apt_archive_bases(&bases) == 3);
+	CHECK(bases.n == 3 && strcmp(bases.v[0], "http://a.example/debian") == 0 &&
+	      strcmp(bases.v[1], "https://b.example/debian") == 0 &&
+	      strcmp(bases.v[2], "file:///srv/mirror") == 0);
+	unsetenv("CROSSROOT_APT_SOURCES");
+	strlist_release(&bases);
+	free(d822);
+	free(list);
+	free(parts);
+	free(etc);
+}
+
 /* verify against a hand-written manifest: the same, a changed byte, an extra and a missing
  * file, no manifest */
 static void test_package_verify(void)
@@ -1331,6 +1383,8 @@ int main(void)
 	test_sign();
 	test_publish_expected();
 	test_run_network();
+	test_run_too_many_shows();
+	test_apt_archive_bases();
 	test_package_verify();
 	remove_tree(scratch);
 	printf("unit: %d checks, %d failed\n", checks, failures);
