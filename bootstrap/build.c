@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cache.h"
+#include "debuginfo.h"
 #include "extract.h"
 #include "launcher.h"
 #include "remote.h"
@@ -33,6 +34,8 @@ struct job {
 	char **env;                 /* NULL-ended, for the steps of a stage */
 	char **hide, **show;        /* NULL-ended, what its steps see (stage_sandbox) */
 	pid_t pid_group;            /* the running step's process group */
+	bool splitting;             /* the steps are done; debuginfo_split() is running */
+	char *objcopy, *dest;       /* what it works with */
 };
 
 struct run {
@@ -345,6 +348,28 @@ static pid_t start_step(struct run *r, struct node *n)
 	return pid;
 }
 
+static int split_child(void *arg)
+{
+	struct job *j = arg;
+	return debuginfo_split(j->objcopy, j->dest) < 0 ? 1 : 0;
+}
+
+/* After the last step of a `debug: split` stage, beside other builds (a forked child). */
+static pid_t start_split(struct run *r, struct node *n)
+{
+	struct job *j = &r->jobs[n->index];
+	free(j->objcopy);
+	free(j->dest);
+	j->objcopy = plan_expand(n, "${objcopy}", NULL);
+	j->dest = stage_path(n, "dest");
+	if (!j->objcopy)
+		return -1;
+	dprintf(j->log_fd, "\n# debug: split (%s) in %s\n", j->objcopy, j->dest);
+	j->splitting = true;
+	j->step_started = now_seconds();
+	return run_function(split_child, j, j->log_fd);
+}
+
 static pid_t start_stage(struct run *r, struct node *n)
 {
 	struct plan *p = r->p;
@@ -383,6 +408,7 @@ static pid_t start_stage(struct run *r, struct node *n)
 	j->env = stage_environment(r, n);
 	stage_sandbox(r, n, j->env, j);
 	j->step = 0;
+	j->splitting = false;
 	pid_t pid = start_step(r, n);
 	j->pid_group = pid;
 	return pid;
@@ -470,6 +496,9 @@ static void job_done(struct run *r, struct node *n)
 	free_env(j->hide);
 	free_env(j->show);
 	j->env = j->hide = j->show = NULL;
+	free(j->objcopy);
+	free(j->dest);
+	j->objcopy = j->dest = NULL;
 }
 
 static void remember_seconds(const struct plan *p, const struct node *n)
@@ -502,6 +531,16 @@ static pid_t child_ended(void *ctx, struct node *n, int status)
 	}
 	/* whatever the step left running in the background ends with it */
 	run_kill_group(r->jobs[n->index].pid_group, SIGKILL);
+	if (status != 0 && j->splitting) {
+		if (!interrupted) {
+			error("stage '%s' of target '%s' failed: splitting its debug information into "
+			      "usr/lib/debug (debug: split in %s) %s; log: %s", n->stage->name,
+			      n->target->name, n->stage->path, run_describe(status, how), j->log_path);
+			tail_log(j->log_path, 20);
+		}
+		job_done(r, n);
+		return -1;
+	}
 	if (status != 0) {
 		if (!interrupted) {
 			const struct step *s = &n->stage->steps[j->step];
@@ -520,8 +559,22 @@ static pid_t child_ended(void *ctx, struct node *n, int status)
 		job_done(r, n);
 		return -1;
 	}
-	dprintf(j->log_fd, "# step %zu took %.1f s\n", j->step + 1, now_seconds() - j->step_started);
-	if (++j->step < n->stage->n_steps) {
+	if (j->splitting) {
+		dprintf(j->log_fd, "# splitting debug information took %.1f s\n",
+		        now_seconds() - j->step_started);
+	} else {
+		dprintf(j->log_fd, "# step %zu took %.1f s\n", j->step + 1, now_seconds() - j->step_started);
+		j->step++;
+	}
+	if (j->step == n->stage->n_steps && n->stage->split_debug && !j->splitting) {
+		pid_t pid = start_split(r, n);
+		if (pid > 0)
+			j->pid_group = pid;
+		else
+			job_done(r, n);
+		return pid > 0 ? pid : -1;
+	}
+	if (j->step < n->stage->n_steps) {
 		pid_t pid = start_step(r, n);
 		if (pid > 0)
 			j->pid_group = pid;

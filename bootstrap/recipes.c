@@ -377,6 +377,8 @@ static void stage_hash(struct stage *s)
 		hash_list(&d, "toolchain", &s->toolchain);
 	if (s->supersedes.n)
 		hash_list(&d, "supersedes", &s->supersedes);
+	if (s->split_debug)
+		digest_update_string(&d, "debug split");
 	digest_update_string(&d, s->exclusive ? "exclusive" : "shared");
 	digest_update_string(&d, s->installs == INSTALLS_TOOLS ? "tools" : "sysroot");
 	char count[32];
@@ -495,7 +497,8 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 			return r->stages[i];
 	static const char *const allowed[] = {"name", "description", "sources", "depends",
 	                                      "steps", "exclusive", "installs", "provides",
-	                                      "unsupported", "toolchain", "supersedes", NULL};
+	                                      "unsupported", "toolchain", "supersedes", "debug",
+	                                      NULL};
 	static const char *const required[] = {"name", "steps", NULL};
 	struct yamlfile f;
 	if (open_recipe(&f, r, "stages", "stage", name, from) < 0) {
@@ -516,6 +519,12 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 	if (ex && strcmp(ex, "true") && strcmp(ex, "false"))
 		yamlfile_error(&f, exclusive, "exclusive must be true or false (got '%s')", ex);
 	s->exclusive = ex && strcmp(ex, "true") == 0;
+	yaml_node_t *debug = yamlfile_get(&f, root, "debug");
+	const char *dbg = yamlfile_scalar(&f, debug, "debug");
+	if (dbg && strcmp(dbg, "split") && strcmp(dbg, "keep"))
+		yamlfile_error(&f, debug, "debug must be 'split' (into usr/lib/debug) or 'keep' "
+		               "(got '%s')", dbg);
+	s->split_debug = dbg && strcmp(dbg, "split") == 0;
 	yaml_node_t *installs = yamlfile_get(&f, root, "installs");
 	const char *in = yamlfile_scalar(&f, installs, "installs");
 	if (in && strcmp(in, "sysroot") && strcmp(in, "tools"))

@@ -90,6 +90,8 @@ struct stage {
 	bool has_toolchain;         /* `toolchain:` given: it overrides the target's toolchain */
 	struct strlist toolchain;   /* tools stages whose compilers build this stage; empty with
 	                               has_toolchain: the host clang */
+	bool split_debug;           /* `debug: split`: after its steps, the DWARF of what it
+	                               installed moves to usr/lib/debug (see debuginfo.h) */
 	struct strlist supersedes;  /* stages whose output this one replaces wherever both would
 	                               be installed (glibc's full headers over its bootstrap ones) */
 	char recipe_hash[DIGEST_HEX_LEN + 1];   /* of the parsed recipe: comments and layout do
