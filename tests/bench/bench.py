@@ -17,8 +17,8 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CROSSROOT = os.path.join(ROOT, "crossroot")
+import scratch as scratch_copy
+
 TARGET = sys.argv[1] if len(sys.argv) > 1 else "aarch64-linux-musl"
 CORES = os.cpu_count()
 
@@ -40,21 +40,8 @@ def main():
     scratch = tempfile.mkdtemp(prefix="crossroot-bench.")
     try:
         # the project, with patches copied so that one can be changed
-        project = os.path.join(scratch, "project")
-        os.makedirs(project)
-        for d in ("targets", "stages", "sources", "tests", "keys"):
-            os.symlink(os.path.join(ROOT, d), os.path.join(project, d))
-        shutil.copytree(os.path.join(ROOT, "patches"), os.path.join(project, "patches"))
-        cache = os.path.join(scratch, "cache")
-        downloads = os.path.join(ROOT, "work", "cache", "downloads")
-        os.makedirs(os.path.join(cache, "downloads"))
-        if os.path.isdir(downloads):
-            for name in os.listdir(downloads):
-                src = os.path.join(downloads, name)
-                if os.path.isfile(src):
-                    os.link(src, os.path.join(cache, "downloads", name))
-        base = [CROSSROOT, "-C", project, "--work", os.path.join(scratch, "work"),
-                "--cache", cache, "--out", os.path.join(scratch, "sysroots")]
+        project = scratch_copy.project(scratch)
+        base = scratch_copy.crossroot(scratch, project, "cold")
 
         wall, cpu, out = timed(base + ["build", TARGET])
         print(f"== cold build of {TARGET} on {CORES} cores")

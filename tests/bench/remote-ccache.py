@@ -22,8 +22,9 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CROSSROOT = os.path.join(ROOT, "crossroot")
+import scratch as scratch_copy
+from scratch import CROSSROOT, ROOT
+
 TARGET = sys.argv[1] if len(sys.argv) > 1 else "aarch64-linux-musl"
 
 
@@ -75,22 +76,10 @@ def main():
     scratch = tempfile.mkdtemp(prefix="crossroot-bench.")
     nginx = None
     try:
-        project = os.path.join(scratch, "project")
-        os.makedirs(project)
-        for d in ("targets", "stages", "sources", "tests", "keys"):
-            os.symlink(os.path.join(ROOT, d), os.path.join(project, d))
-        shutil.copytree(os.path.join(ROOT, "patches"), os.path.join(project, "patches"))
-        downloads = os.path.join(ROOT, "work", "cache", "downloads")
+        project = scratch_copy.project(scratch)
 
         def fresh(name):
-            cache = os.path.join(scratch, name, "cache")
-            os.makedirs(os.path.join(cache, "downloads"))
-            if os.path.isdir(downloads):
-                for f in os.listdir(downloads):
-                    if os.path.isfile(os.path.join(downloads, f)):
-                        os.link(os.path.join(downloads, f), os.path.join(cache, "downloads", f))
-            return [CROSSROOT, "-C", project, "--work", os.path.join(scratch, name, "work"),
-                    "--cache", cache, "--out", os.path.join(scratch, name, "sysroots")]
+            return scratch_copy.crossroot(scratch, project, name)
 
         # nginx: WebDAV PUT/MOVE/DELETE, a log line per request with both byte counts
         n = os.path.join(scratch, "nginx")
