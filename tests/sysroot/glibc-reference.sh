@@ -11,8 +11,7 @@ set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-MIRROR=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
-[ -n "$MIRROR" ] || MIRROR=$(awk '$1 == "deb" { print $2; exit }' /etc/apt/sources.list)
+. "$ROOT/tests/lib/debian-deb.sh"
 VERSION=$(dpkg-query -W -f='${Version}' libc6)
 status=0
 # Debian architecture, crossroot target, qemu
@@ -23,8 +22,8 @@ while read -r debarch target qemu; do
 		echo "$target: no sysroot, skipped (crossroot build $target)" >&2
 		continue
 	fi
-	curl -sSf -o "$T/$debarch.deb" "$MIRROR/pool/main/g/glibc/libc6_${VERSION}_$debarch.deb"
-	dpkg-deb -x "$T/$debarch.deb" "$T/$debarch"
+	deb=$(deb_fetch "$T/apt" "arm64 armhf" "libc6:$debarch=$VERSION" "$T")
+	dpkg-deb -x "$deb" "$T/$debarch"
 	for name in libm_exact math iconv_euckr stdio_locale; do
 		flags=$(sed -n 's|^// flags: ||p' "$ROOT/tests/sysroot/$name.c")
 		# shellcheck disable=SC2086

@@ -5,7 +5,8 @@
 #                                 takes other code paths (aarch64 defines __FP_FAST_FMA: log2
 #                                 and pow use fma and differ in directed rounding modes);
 #                                 written only where it differs from the x86_64 one
-# The Debian packages come from the archive this machine's apt uses (never named here); the
+# The Debian packages come from the archive this machine's apt uses (never named here),
+# verified by apt (signed Release files, hashes; tests/lib/debian-deb.sh); the
 # test program is compiled with the built sysroot's clang and linked with Debian's gcc-built
 # libc.a, start files and the sysroot's compiler-rt builtins (long double helpers).
 # Usage: tests/sysroot/libm-reference.sh (make libm-reference); needs the sysroots of the
@@ -20,8 +21,7 @@ musl-gcc -O2 -static -o "$T/ref" "$SRC" -lm
 "$T/ref" >"$ROOT/tests/sysroot/libm_exact.expected"
 echo "libm_exact.expected: host musl-gcc $(dpkg-query -W -f='${Version}' musl-dev)"
 
-MIRROR=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
-[ -n "$MIRROR" ] || MIRROR=$(awk '$1 == "deb" { print $2; exit }' /etc/apt/sources.list)
+. "$ROOT/tests/lib/debian-deb.sh"
 VERSION=$(dpkg-query -W -f='${Version}' musl-dev)
 # Debian architecture, multiarch directory, crossroot target, qemu. Not ppc64el: gcc defines
 # __FP_FAST_FMA there and clang does not, so Debian's log2 and pow take musl's fma path and ours
@@ -34,8 +34,8 @@ while read -r debarch multiarch target qemu; do
 		echo "$target: no sysroot, skipped (crossroot build $target)" >&2
 		continue
 	fi
-	curl -sSf -o "$T/$debarch.deb" "$MIRROR/pool/main/m/musl/musl-dev_${VERSION}_$debarch.deb"
-	dpkg-deb -x "$T/$debarch.deb" "$T/$debarch"
+	deb=$(deb_fetch "$T/apt" "arm64 mips64el mipsel i386" "musl-dev:$debarch=$VERSION" "$T")
+	dpkg-deb -x "$deb" "$T/$debarch"
 	L=$T/$debarch/usr/lib/$multiarch
 	"$S/bin/$target-clang" -O2 -c -o "$T/$debarch.o" "$SRC"
 	ld.lld-19 -static -o "$T/$debarch.ref" "$L/crt1.o" "$L/crti.o" "$T/$debarch.o" "$L/libc.a" \
