@@ -114,6 +114,8 @@ first=$!
 sleep 1
 run $C build slow
 check "concurrent run on the same work dir is refused" 4 "is in use by another crossroot (pid $first)"
+run $C plan slow
+check "plan answers while a build runs (it only reads)" 0 "slow                     to build"
 run $C build --wait slow
 check "--wait waits for the other run, then finds the work done" 0 "waiting for crossroot" "sysroot slow"
 wait $first
