@@ -207,10 +207,13 @@ if command -v gdb-multiarch >/dev/null; then
 	"$S/bin/$TARGET-run" -g "$port" "$T/hg" >"$T/hg.out" 2>&1 &
 	wait_listen "$port"
 	run timeout 120 "$S/bin/$TARGET-gdb" -batch -ex "target remote 127.0.0.1:$port" -ex 'break main' \
-		-ex continue -ex 'info sharedlibrary' -ex continue "$T/hg"
+		-ex continue -ex 'info sharedlibrary' -ex 'info line strlen' -ex continue "$T/hg"
 	wait
 	check "gdb stops in main of a dynamic program" 0 "Breakpoint 1, main" "exited normally"
 	assert "its libc is the sysroot's" grep -q "$S/lib/ld-musl-aarch64.so.1\|$S/usr/lib/libc.so" "$T/out"
+	# musl's DWARF, split into usr/lib/debug by the stage, found by its build ID
+	assert "gdb has musl's lines (split debug information)" grep -q 'of "src/string/strlen.c"\|of ".*/src/string/strlen.c"' "$T/out"
+	assert "libc.so itself carries no DWARF" sh -c "! $S/bin/$TARGET-readelf -S -W $S/usr/lib/libc.so | grep -q ' .debug_info'"
 	# libc++'s containers shown by libc++'s own printers, which <target>-gdb loads
 	cat >"$T/containers.cpp" <<'EOT'
 #include <cstdio>
@@ -230,8 +233,9 @@ EOT
 	"$S/bin/$TARGET-run" -g "$port" "$T/containers" >"$T/containers.out" 2>&1 &
 	wait_listen "$port"
 	run timeout 120 "$S/bin/$TARGET-gdb" -batch -ex "target remote 127.0.0.1:$port" -ex 'break 10' \
-		-ex continue -ex 'print v' -ex 'print s' -ex 'print m' -ex continue "$T/containers"
+		-ex continue -ex 'print v' -ex 'print s' -ex 'print m' -ex 'info line __cxa_throw' -ex continue "$T/containers"
 	wait
+	assert "gdb has libc++abi's lines (split debug information)" grep -q 'cxa_exception.cpp' "$T/out"
 	check "gdb shows libc++ containers through libc++'s printers" 0 \
 		"std::vector of length 3, capacity 3 = {1, 2, 3}" '"a string longer than the short buffer"' \
 		'std::map with 2 elements = {[1] = "one", [2] = "two"}' "exited normally"
