@@ -566,16 +566,9 @@ static pid_t child_ended(void *ctx, struct node *n, int status)
 		dprintf(j->log_fd, "# step %zu took %.1f s\n", j->step + 1, now_seconds() - j->step_started);
 		j->step++;
 	}
-	if (j->step == n->stage->n_steps && n->stage->split_debug && !j->splitting) {
-		pid_t pid = start_split(r, n);
-		if (pid > 0)
-			j->pid_group = pid;
-		else
-			job_done(r, n);
-		return pid > 0 ? pid : -1;
-	}
-	if (j->step < n->stage->n_steps) {
-		pid_t pid = start_step(r, n);
+	bool split = j->step == n->stage->n_steps && n->stage->split_debug && !j->splitting;
+	if (split || j->step < n->stage->n_steps) {
+		pid_t pid = split ? start_split(r, n) : start_step(r, n);
 		if (pid > 0)
 			j->pid_group = pid;
 		else

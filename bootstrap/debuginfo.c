@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -80,31 +79,17 @@ static void read_elf(const unsigned char *m, size_t size, struct elf_facts *f)
 static int inspect(const char *path, struct elf_facts *f)
 {
 	memset(f, 0, sizeof(*f));
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		error("cannot read '%s':", path);
-		if (fd >= 0)
-			close(fd);
+	size_t len;
+	unsigned char *m = map_file(path, &len);
+	if (!m)
 		return -1;
-	}
-	if (st.st_size < 64) {
-		close(fd);
-		return 0;
-	}
-	unsigned char *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED) {
-		error("cannot map '%s':", path);
-		return -1;
-	}
-	if (memcmp(m, "!<arch>\n", 8) == 0) {
+	if (len >= 8 && memcmp(m, "!<arch>\n", 8) == 0) {
 		f->kind = ARCHIVE;   /* a member's section names are in the archive's bytes */
-		f->debug = memmem(m, (size_t)st.st_size, ".debug_info", 11) != NULL;
+		f->debug = memmem(m, len, ".debug_info", 11) != NULL;
 	} else {
-		read_elf(m, (size_t)st.st_size, f);
+		read_elf(m, len, f);
 	}
-	munmap(m, (size_t)st.st_size);
+	unmap_file(m, len);
 	return 0;
 }
 

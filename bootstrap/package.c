@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -87,33 +86,6 @@ static void hash_bytes(const void *data, size_t len, char sha256[DIGEST_HEX_LEN 
 		snprintf(sha1 + 2 * i, 3, "%02x", raw[i]);
 }
 
-/* A file's bytes, mapped (empty files: an empty string). `unmap` releases them. */
-static void *map_file(const char *path, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		error("cannot read '%s':", path);
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	*len = (size_t)st.st_size;
-	void *data = *len ? mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0) : (void *)"";
-	close(fd);
-	if (data == MAP_FAILED) {
-		error("cannot map '%s':", path);
-		return NULL;
-	}
-	return data;
-}
-
-static void unmap(void *data, size_t len)
-{
-	if (len)
-		munmap(data, len);
-}
-
 /* An entry's bytes: its generated text, or its file mapped. Release with entry_data_release. */
 static void *entry_data(const struct package_entry *e, size_t *len)
 {
@@ -127,7 +99,7 @@ static void *entry_data(const struct package_entry *e, size_t *len)
 static void entry_data_release(const struct package_entry *e, void *data, size_t len)
 {
 	if (!e->text)
-		unmap(data, len);
+		unmap_file(data, len);
 }
 
 /* ---- what goes in: the sysroot's entries ---- */
@@ -689,7 +661,7 @@ static int read_tree(const char *root, struct package_manifest *have, char **man
 			return -1;
 		e->size = (long long)len;
 		hash_bytes(data, len, e->sha256, e->sha1);
-		unmap(data, len);
+		unmap_file(data, len);
 	}
 	return 0;
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -555,4 +556,31 @@ char *str_replace_all(const char *text, const char *what, const char *with)
 	}
 	buf_puts(&out, text);
 	return buf_detach(&out);
+}
+
+/* A file's bytes, mapped (empty files: an empty string). `unmap_file` releases them. */
+void *map_file(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		error("cannot read '%s':", path);
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	*len = (size_t)st.st_size;
+	void *data = *len ? mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0) : (void *)"";
+	close(fd);
+	if (data == MAP_FAILED) {
+		error("cannot map '%s':", path);
+		return NULL;
+	}
+	return data;
+}
+
+void unmap_file(void *data, size_t len)
+{
+	if (len)
+		munmap(data, len);
 }

@@ -99,4 +99,9 @@ size_t edit_distance(const char *a, const char *b);
 /* Set by the SIGINT/SIGTERM handler; long loops check it. */
 extern volatile int interrupted;
 
+/* A file's bytes, mapped read-only (an empty file: ""), or NULL after error(); the length in
+ * *len. unmap_file() releases them. */
+void *map_file(const char *path, size_t *len);
+void unmap_file(void *data, size_t len);
+
 #endif
