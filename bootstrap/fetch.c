@@ -216,8 +216,9 @@ static void add_pool_origins(struct transfer *t, const struct origin *o)
 	struct strlist bases = {0};
 	if (apt_archive_bases(&bases) == 0) {
 		char name[512];
-		location_error(&o->where, "%s: the host's apt configuration names no http, https or "
-		               "file archive; skipping it", origin_name(o, name, sizeof(name)));
+		warn("%s:%zu:%zu: %s: the host's apt configuration names no http, https or file "
+		     "archive; skipping it", o->where.path, o->where.line, o->where.column,
+		     origin_name(o, name, sizeof(name)));
 	}
 	for (size_t i = 0; i < bases.n; i++) {
 		char *url = xasprintf("%s/pool/%s", bases.v[i], o->file);
@@ -852,8 +853,9 @@ int fetch_sources(const struct fetch_options *opts, struct source *const sources
 	for (size_t i = 0; i < n; i++) {
 		ts[i].source = sources[i];
 		ts[i].fd = -1;
-		expand_origins(opts, &ts[i]);
 		paths[i] = fetch_cached_path(opts, sources[i]);
+		if (!paths[i])
+			expand_origins(opts, &ts[i]);   /* (reads apt's configuration for pool origins) */
 		if (paths[i]) {
 			ts[i].done = true;
 		} else if (ts[i].n_origins == 0) {
