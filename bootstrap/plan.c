@@ -69,8 +69,15 @@ static void source_identity(const struct source *s, char *hex)
 	digest_init(&d);
 	digest_update_string(&d, s->name);
 	digest_update_string(&d, s->version);
-	for (size_t i = 0; i < s->n_origins; i++)
-		digest_update_string(&d, s->origins[i].sha256);
+	/* the bytes, not where they come from: each pin once, so another origin of the same
+	 * file (a mirror, a pool) changes nothing */
+	for (size_t i = 0; i < s->n_origins; i++) {
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = strcmp(s->origins[j].sha256, s->origins[i].sha256) == 0;
+		if (!seen)
+			digest_update_string(&d, s->origins[i].sha256);
+	}
 	hash_strlist(&d, "extract", &s->extract);
 	hash_strlist(&d, "exclude", &s->exclude);
 	char strip[16];
