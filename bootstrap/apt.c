@@ -238,9 +238,9 @@ int apt_locate(const char *state_dir, const char *package, const char *version,
 			rc = 0;
 		else if (fresh) {
 			if (status == 0)
-				error("Debian source package %s has no file '%s'", spec, file);
+				warn("Debian source package %s has no file '%s'", spec, file);
 			else
-				error("apt cannot find Debian source package %s: %s", spec,
+				warn("apt cannot find Debian source package %s: %s", spec,
 				      err.s ? err.s : "no output");
 		}
 		buf_release(&out);

@@ -11,7 +11,7 @@
 /* Find `file` of source package `package` at exactly `version`. On success *url is the
  * download URL (malloc'd) and `sha256` what the archive's signed index says. The first call
  * in a state directory runs `apt-get update` on the private sources (about 2 s). Returns -1
- * after error() when apt has no such package, version or file. */
+ * after a warning when apt has no such package, version or file (another origin may have it). */
 int apt_locate(const char *state_dir, const char *package, const char *version,
                const char *file, char **url, char sha256[DIGEST_HEX_LEN + 1]);
 

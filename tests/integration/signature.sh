@@ -193,4 +193,24 @@ check "pool origin: a path out of the pool is refused" 2 "poolescape.yaml:5:11: 
 run $C fetch -C "$ROOT" --work "$T/realwork" loongarch64-linux-musl
 check "the project's musl 1.2.5 comes from the pool of the host's archive" 0 \
 	"pool/main/m/musl/musl_1.2.5.orig.tar.gz.asc, keyring" "fetched musl 1.2.5"
+# A Debian revision that left the index (here one that never was): the pool still has the file.
+cat >"$P/sources/gone.yaml" <<EOT
+name: gone
+version: 1.2.3
+keyring: keys/musl.asc
+origins:
+  - apt: musl=1.2.3-99
+    file: musl_1.2.3.orig.tar.gz
+    signature: musl_1.2.3.orig.tar.gz.asc
+    sha256: $REAL
+  - pool: main/m/musl/musl_1.2.3.orig.tar.gz
+    signature: musl_1.2.3.orig.tar.gz.asc
+    sha256: $REAL
+EOT
+target gone
+rm -rf "$CACHE"
+run $C fetch gone
+check "a revision gone from the index: a warning, then the pool's file" 0 \
+	"warning: apt cannot find Debian source package musl=1.2.3-99" "pool/main/m/musl/musl_1.2.3.orig.tar.gz.asc, keyring" "fetched gone"
+assert "(no error line on the way)" sh -c "! grep -q 'crossroot: error' $T/out"
 finish
