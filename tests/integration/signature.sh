@@ -212,5 +212,5 @@ rm -rf "$CACHE"
 run $C fetch gone
 check "a revision gone from the index: a warning, then the pool's file" 0 \
 	"warning: apt cannot find Debian source package musl=1.2.3-99" "pool/main/m/musl/musl_1.2.3.orig.tar.gz.asc, keyring" "fetched gone"
-assert "(no error line on the way)" sh -c "! grep -q 'crossroot: error' $T/out"
+assert "(no error line on the way: every message is a warning)" sh -c "! grep '^crossroot: ' $T/out | grep -qv '^crossroot: warning: '"
 finish
