@@ -307,6 +307,24 @@ static void target_hash(const struct target *t, const struct stage *s, char *hex
 	}
 	struct digest d;
 	digest_init(&d);
+	if (s->has_machine) {   /* only the facts its steps can see (recipes.c checks them) */
+		digest_update_string(&d, "machine");
+		hash_strlist(&d, "vars", &used);
+		strlist_release(&used);
+		const char *facts[][2] = {{"linux_arch", t->linux_arch ? t->linux_arch : ""},
+		                          {"cpu_family", t->cpu_family}, {"cpu", t->cpu},
+		                          {"endian", t->endian}, {"triple", t->triple},
+		                          {"static", t->static_only ? "static" : "shared"}};
+		for (size_t i = 0; i < sizeof(facts) / sizeof(facts[0]); i++)
+			if (strlist_has(&s->machine, facts[i][0])) {
+				digest_update_string(&d, facts[i][0]);
+				digest_update_string(&d, facts[i][1]);
+			}
+		if (strlist_has(&s->machine, "cflags"))
+			hash_strlist(&d, "cflags", &t->cflags);
+		digest_final(&d, hex);
+		return;
+	}
 	digest_update_string(&d, t->triple);
 	hash_strlist(&d, "cflags", &t->cflags);
 	hash_strlist(&d, "vars", &used);

@@ -69,6 +69,7 @@ static void stage_free(struct stage *s)
 	strlist_release(&s->unsupported);
 	strlist_release(&s->toolchain);
 	strlist_release(&s->supersedes);
+	strlist_release(&s->machine);
 	free(s->name);
 	free(s->path);
 	free(s->description);
@@ -379,6 +380,8 @@ static void stage_hash(struct stage *s)
 		hash_list(&d, "supersedes", &s->supersedes);
 	if (s->split_debug)
 		digest_update_string(&d, "debug split");
+	if (s->has_machine)
+		hash_list(&d, "machine", &s->machine);
 	digest_update_string(&d, s->exclusive ? "exclusive" : "shared");
 	digest_update_string(&d, s->installs == INSTALLS_TOOLS ? "tools" : "sysroot");
 	char count[32];
@@ -490,6 +493,49 @@ struct source *recipes_source(struct recipes *r, const char *id, const struct lo
 	return s;
 }
 
+/* The variables that carry facts of the target's machine, and which facts: a stage that
+ * lists its facts in `machine:` may use only these of them (NULL: none may, as they carry
+ * the target's name or every fact at once). */
+static const char *const machine_variables[][2] = {
+	{"triple", "triple"}, {"libc", "triple"}, {"target_cflags", "cflags"}, {"cflags", "cflags"},
+	{"linux_arch", "linux_arch"}, {"cpu_family", "cpu_family"}, {"cpu", "cpu"},
+	{"endian", "endian"}, {"cmake_shared", "static"}, {"configure_shared", "static"},
+	{"target", NULL}, {"qemu", NULL}, {"cc", NULL}, {"cxx", NULL}, {"cpp", NULL},
+	{"cmake_toolchain", NULL},
+};
+
+bool recipes_machine_fact(const char *name)
+{
+	static const char *const facts[] = {"triple", "cflags", "linux_arch", "cpu_family", "cpu",
+	                                    "endian", "static", NULL};
+	for (size_t i = 0; facts[i]; i++)
+		if (strcmp(name, facts[i]) == 0)
+			return true;
+	return false;
+}
+
+/* `machine:` names facts, and the steps use no variable that carries another. */
+static void check_machine(struct yamlfile *f, yaml_node_t *node, const struct stage *s)
+{
+	for (size_t i = 0; i < s->machine.n; i++)
+		if (!recipes_machine_fact(s->machine.v[i]))   /* (yamlfile_error counts it) */
+			yamlfile_error(f, node, "machine lists facts of the target's machine: triple, cflags, "
+			               "linux_arch, cpu_family, cpu, endian, static (got '%s')", s->machine.v[i]);
+	for (size_t i = 0; i < s->n_steps; i++)
+		for (size_t k = 0; k < sizeof(machine_variables) / sizeof(machine_variables[0]); k++) {
+			char *ref = xasprintf("${%s}", machine_variables[k][0]);
+			const char *fact = machine_variables[k][1];
+			if (strstr(s->steps[i].command, ref) && (!fact || !strlist_has(&s->machine, fact))) {
+				location_error(&s->steps[i].where, "this step uses %s, which carries %s%s; "
+				               "'machine' must list it (its key holds only the facts listed)",
+				               ref, fact ? "the target's " : "the whole target",
+				               fact ? fact : " (its name or all its facts)");
+				f->errors++;
+			}
+			free(ref);
+		}
+}
+
 struct stage *recipes_stage(struct recipes *r, const char *name, const struct location *from)
 {
 	for (size_t i = 0; i < r->n_stages; i++)
@@ -498,7 +544,7 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 	static const char *const allowed[] = {"name", "description", "sources", "depends",
 	                                      "steps", "exclusive", "installs", "provides",
 	                                      "unsupported", "toolchain", "supersedes", "debug",
-	                                      NULL};
+	                                      "machine", NULL};
 	static const char *const required[] = {"name", "steps", NULL};
 	struct yamlfile f;
 	if (open_recipe(&f, r, "stages", "stage", name, from) < 0) {
@@ -581,6 +627,11 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 		}
 		free(items);
 	}
+	yaml_node_t *machine = yamlfile_get(&f, root, "machine");
+	yamlfile_strings(&f, machine, "machine", &s->machine);
+	s->has_machine = machine != NULL;
+	if (machine)
+		check_machine(&f, machine, s);
 	stage_hash(s);
 	/* Resolve what this stage names, reporting at the mention. */
 	struct location mention = sources ? location_of(&f, s->path, sources) : (struct location){0};

@@ -90,6 +90,11 @@ struct stage {
 	bool has_toolchain;         /* `toolchain:` given: it overrides the target's toolchain */
 	struct strlist toolchain;   /* tools stages whose compilers build this stage; empty with
 	                               has_toolchain: the host clang */
+	bool has_machine;           /* `machine:` given: of the target's machine, only the facts
+	                               it lists enter the key (triple, cflags, linux_arch,
+	                               cpu_family, cpu, endian, static), so targets that agree on
+	                               them share the stage (Linux's headers, by linux_arch) */
+	struct strlist machine;
 	bool split_debug;           /* `debug: split`: after its steps, the DWARF of what it
 	                               installed moves to usr/lib/debug (see debuginfo.h) */
 	struct strlist supersedes;  /* stages whose output this one replaces wherever both would
@@ -151,6 +156,8 @@ struct source *recipes_source(struct recipes *r, const char *id, const struct lo
 struct source *recipes_source_for(struct recipes *r, const struct target *t, const char *name);
 /* Why stage `s` cannot be built for `t` (a reason from its `unsupported` map), or NULL. */
 const char *recipes_unsupported(const struct stage *s, const struct target *t);
+/* Whether `name` is a fact of a target's machine a stage's `machine:` may list. */
+bool recipes_machine_fact(const char *name);
 /* The stage this target uses where a recipe names `name` (its `substitute` map). */
 const char *recipes_substitute(const struct target *t, const char *name);
 /* Is `name` a tool a toolchain stage can provide (cc, cxx, ar, ...)? */

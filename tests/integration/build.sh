@@ -149,4 +149,29 @@ sed 's/{toy: "2.0"}/{toy: "2.0", other: "1"}/' "$P/targets/toy2.yaml" >"$P/targe
 printf 'name: other\nversion: "1"\norigins:\n  - url: %s/ok/x\n    sha256: %s\n' "$BASE" "$SUM2" >"$P/sources/other-1.yaml"
 run $C plan unused
 check "versions: a source no stage uses" 2 "$P/targets/unused.yaml:4:11: versions names source 'other', which no stage of target 'unused' uses"
+# `machine:` - of the target's machine only the listed facts enter a stage's key: two targets
+# that differ elsewhere (triple, cflags) share the stage, built once; another linux_arch does not.
+cat >"$P/stages/hdrs.yaml" <<'EOT'
+name: hdrs
+machine: [linux_arch]
+steps:
+  - mkdir -p ${destdir}/usr/include && echo "arch ${linux_arch}" > ${destdir}/usr/include/arch.h
+EOT
+printf 'triple: aarch64-unknown-linux-musl\nqemu: q\nlinux_arch: arm64\nstages: [hdrs]\n' >"$P/targets/h1.yaml"
+printf 'triple: aarch64-unknown-linux-gnu\nqemu: q\nlinux_arch: arm64\ncflags: [-O1]\nstages: [hdrs]\n' >"$P/targets/h2.yaml"
+printf 'triple: riscv64-unknown-linux-musl\nqemu: q\nlinux_arch: riscv\nstages: [hdrs]\n' >"$P/targets/h3.yaml"
+run $C build h1 h2 h3
+check "machine: three targets build" 0 "sysroot h1" "sysroot h2" "sysroot h3"
+assert "machine: the two arm64 targets share one build ($(grep -c '^build   hdrs' $T/out) builds for 3 targets)" \
+	test "$(grep -c '^build   hdrs' "$T/out")" = 2
+assert "machine: each sysroot has its arch's headers" sh -c "grep -qx 'arch arm64' $T/sysroots/h2/usr/include/arch.h && grep -qx 'arch riscv' $T/sysroots/h3/usr/include/arch.h"
+printf 'name: badmachine\nmachine: [linux_arch]\nsteps:\n  - echo ${linux_arch}\n  - echo ${triple}\n' >"$P/stages/badmachine.yaml"
+printf 'triple: aarch64-unknown-linux-musl\nqemu: q\nlinux_arch: arm64\nstages: [badmachine]\n' >"$P/targets/bm.yaml"
+run $C plan bm
+check "machine: a step using a fact it does not list is refused at its line" 2 \
+	"$P/stages/badmachine.yaml:5:5: this step uses \${triple}, which carries the target's triple; 'machine' must list it"
+printf 'name: badfact\nmachine: [kernel]\nsteps: [true]\n' >"$P/stages/badfact.yaml"
+printf 'triple: aarch64-unknown-linux-musl\nqemu: q\nstages: [badfact]\n' >"$P/targets/bf.yaml"
+run $C plan bf
+check "machine: an unknown fact" 2 "$P/stages/badfact.yaml:2:10: machine lists facts of the target's machine"
 finish
