@@ -147,8 +147,8 @@ char *plan_expand(const struct node *n, const char *text, const struct location 
 		char *name = xstrndup(open + 2, (size_t)(close - open - 2));
 		const char *value = name[0] && name[0] != '.' ? var_value(n, name) : NULL;
 		if (!value) {
-			location_error(where, "unknown variable '${%s}' (target '%s' defines no such var "
-			               "and crossroot provides none)", name, n->target->name);
+			location_error(where, "unknown variable '${%s}' (target '%s' defines no such var, "
+			               "the stage gives no default and crossroot provides none)", name, n->target->name);
 			free(name);
 			buf_release(&out);
 			return NULL;
@@ -292,18 +292,34 @@ static struct node *stage_node(struct plan *p, struct recipes *r, struct target 
 /* The target as one stage sees it: its machine, and of its `vars` only those the stage's
  * steps name, so a variable that one stage reads (gcc's ${gcc_configure}) does not set the
  * other stages of the target apart from another target's (combinations share stages). */
+static bool steps_use(const struct stage *s, const char *name)
+{
+	char *ref = xasprintf("${%s}", name);
+	bool used = false;
+	for (size_t j = 0; j < s->n_steps && !used; j++)
+		used = strstr(s->steps[j].command, ref) != NULL;
+	free(ref);
+	return used;
+}
+
 static void target_hash(const struct target *t, const struct stage *s, char *hex)
 {
 	struct strlist used = {0};
-	for (size_t i = 0; i + 1 < t->vars.n; i += 2) {
-		char *ref = xasprintf("${%s}", t->vars.v[i]);
-		for (size_t j = 0; j < s->n_steps; j++)
-			if (strstr(s->steps[j].command, ref)) {
-				strlist_add(&used, t->vars.v[i]);
-				strlist_add(&used, t->vars.v[i + 1]);
-				break;
-			}
-		free(ref);
+	for (size_t i = 0; i + 1 < t->vars.n; i += 2)
+		if (steps_use(s, t->vars.v[i])) {
+			strlist_add(&used, t->vars.v[i]);
+			strlist_add(&used, t->vars.v[i + 1]);
+		}
+	/* a stage's default counts as the target's value: a target that says it shares the
+	 * stage with one that does not (only stages with defaults get these lines) */
+	for (size_t i = 0; i + 1 < s->vars.n; i += 2) {
+		bool set = false;
+		for (size_t k = 0; k + 1 < t->vars.n && !set; k += 2)
+			set = strcmp(t->vars.v[k], s->vars.v[i]) == 0;
+		if (!set && steps_use(s, s->vars.v[i])) {
+			strlist_add(&used, s->vars.v[i]);
+			strlist_add(&used, s->vars.v[i + 1]);
+		}
 	}
 	struct digest d;
 	digest_init(&d);
@@ -383,6 +399,9 @@ static void stage_vars(const struct plan *p, struct node *n)
 	char *destdir = xasprintf("%s/dest", n->base);
 	char *cmake = xasprintf("%s/toolchain.cmake", n->base);
 	struct stage_paths paths = {p->dirs.work, sysroot, tools, build, destdir, cmake};
+	/* the stage's defaults first: later definitions win, and the target's come later */
+	for (size_t i = 0; i < n->stage->vars.n; i++)
+		strlist_add(&n->vars, n->stage->vars.v[i]);
 	toolchain_stage_vars(p->host, n->target, &n->provided, &paths, p->jobs, &n->vars);
 	/* the C library, from the triple: what a recipe shared by musl and glibc targets asks */
 	strlist_add(&n->vars, "libc");

@@ -70,6 +70,7 @@ static void stage_free(struct stage *s)
 	strlist_release(&s->toolchain);
 	strlist_release(&s->supersedes);
 	strlist_release(&s->machine);
+	strlist_release(&s->vars);
 	free(s->name);
 	free(s->path);
 	free(s->description);
@@ -363,6 +364,30 @@ static void hash_list(struct digest *d, const char *label, const struct strlist 
 		digest_update_string(d, l->v[i]);
 }
 
+/* A `vars` map - a target's values, a stage's defaults for them: names a step says as
+ * ${name}, values the shell takes literally. */
+static void read_vars(struct yamlfile *f, yaml_node_t *root, const char *not_reserved,
+                      struct strlist *vars)
+{
+	yaml_node_t *node = yamlfile_get(f, root, "vars");
+	yamlfile_string_map(f, node, "vars", vars);
+	for (size_t i = 0; i < vars->n; i += 2) {
+		for (const char *c = vars->v[i]; *c; c++)
+			if (!isalnum((unsigned char)*c) && *c != '_') {
+				yamlfile_error(f, node, "variable name '%s' may hold only letters, digits and _",
+				               vars->v[i]);
+				break;
+			}
+		if (recipes_reserved_variable(vars->v[i]))
+			yamlfile_error(f, node, "variable '%s' is set by crossroot; %s%s", vars->v[i],
+			               not_reserved, strcmp(vars->v[i], "linux_arch") == 0 ?
+			               " (use the target's 'linux_arch' key)" : "");
+		if (!safe_value(vars->v[i + 1]))
+			yamlfile_error(f, node, "value of '%s' holds a character the shell would interpret "
+			               "(allowed: letters, digits, space and -_=.,/+:@%%)", vars->v[i]);
+	}
+}
+
 /* The parsed recipe, field by field: what the build does, not how the file is laid out. */
 static void stage_hash(struct stage *s)
 {
@@ -382,6 +407,8 @@ static void stage_hash(struct stage *s)
 		digest_update_string(&d, "debug split");
 	if (s->has_machine)
 		hash_list(&d, "machine", &s->machine);
+	if (s->vars.n)
+		hash_list(&d, "vars", &s->vars);
 	digest_update_string(&d, s->exclusive ? "exclusive" : "shared");
 	digest_update_string(&d, s->installs == INSTALLS_TOOLS ? "tools" : "sysroot");
 	char count[32];
@@ -544,7 +571,7 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 	static const char *const allowed[] = {"name", "description", "sources", "depends",
 	                                      "steps", "exclusive", "installs", "provides",
 	                                      "unsupported", "toolchain", "supersedes", "debug",
-	                                      "machine", NULL};
+	                                      "machine", "vars", NULL};
 	static const char *const required[] = {"name", "steps", NULL};
 	struct yamlfile f;
 	if (open_recipe(&f, r, "stages", "stage", name, from) < 0) {
@@ -632,6 +659,7 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 	s->has_machine = machine != NULL;
 	if (machine)
 		check_machine(&f, machine, s);
+	read_vars(&f, root, "a recipe cannot give it a default", &s->vars);
 	stage_hash(s);
 	/* Resolve what this stage names, reporting at the mention. */
 	struct location mention = sources ? location_of(&f, s->path, sources) : (struct location){0};
@@ -744,24 +772,7 @@ struct target *recipes_target(struct recipes *r, const char *name)
 	yamlfile_strings(&f, stages, "stages", &t->stages);
 	if (stages && t->stages.n == 0)
 		yamlfile_error(&f, stages, "stages must name at least one stage");
-	yaml_node_t *vars = yamlfile_get(&f, root, "vars");
-	yamlfile_string_map(&f, vars, "vars", &t->vars);
-	for (size_t i = 0; i < t->vars.n; i += 2) {
-		for (const char *c = t->vars.v[i]; *c; c++)
-			if (!isalnum((unsigned char)*c) && *c != '_') {
-				yamlfile_error(&f, vars, "variable name '%s' may hold only letters, digits and _",
-				               t->vars.v[i]);
-				break;
-			}
-		if (recipes_reserved_variable(t->vars.v[i]))
-			yamlfile_error(&f, vars, "variable '%s' is set by crossroot; a target cannot "
-			               "override it%s", t->vars.v[i],
-			               strcmp(t->vars.v[i], "linux_arch") == 0 ? " (use the target's "
-			               "'linux_arch' key)" : "");
-		if (!safe_value(t->vars.v[i + 1]))
-			yamlfile_error(&f, vars, "value of '%s' holds a character the shell would interpret "
-			               "(allowed: letters, digits, space and -_=.,/+:@%%)", t->vars.v[i]);
-	}
+	read_vars(&f, root, "a target cannot override it", &t->vars);
 	if (f.errors) {
 		yamlfile_release(&f);
 		target_free(t);

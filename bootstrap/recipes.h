@@ -97,6 +97,8 @@ struct stage {
 	struct strlist machine;
 	bool split_debug;           /* `debug: split`: after its steps, the DWARF of what it
 	                               installed moves to usr/lib/debug (see debuginfo.h) */
+	struct strlist vars;        /* name, default, ...: the value of ${name} for a target whose
+	                               own `vars` do not set it */
 	struct strlist supersedes;  /* stages whose output this one replaces wherever both would
 	                               be installed (glibc's full headers over its bootstrap ones) */
 	char recipe_hash[DIGEST_HEX_LEN + 1];   /* of the parsed recipe: comments and layout do

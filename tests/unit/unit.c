@@ -395,6 +395,32 @@ static void test_plan(void)
 	project_file("stages/internal.yaml", "name: internal\nsteps: ['echo ${.cc_driver}']\n");
 	project_file("targets/internal.yaml", "triple: a-b-c\nqemu: q\nstages: [internal]\n");
 	CHECK(plan_key("internal", "internal", key3, cmd, sizeof(cmd)) == -1);
+
+	/* a stage's default for a variable: used where the target says nothing, the target's
+	 * value wins, and a target that says the default shares the stage with one that does not */
+	project_file("stages/dflt.yaml", "name: dflt\nvars:\n  runtimes: asan tsan\n"
+	             "steps: ['echo ${runtimes}']\n");
+	project_file("targets/quiet.yaml", "triple: a-b-c\nqemu: q\nstages: [dflt]\n");
+	project_file("targets/same.yaml", "triple: a-b-c\nqemu: q\nstages: [dflt]\n"
+	             "vars:\n  runtimes: asan tsan\n");
+	project_file("targets/other.yaml", "triple: a-b-c\nqemu: q\nstages: [dflt]\n"
+	             "vars:\n  runtimes: ubsan\n");
+	CHECK(plan_key("quiet", "dflt", key1, cmd, sizeof(cmd)) == 1 &&
+	      strcmp(cmd, "echo asan tsan") == 0);
+	CHECK(plan_key("same", "dflt", key2, cmd, sizeof(cmd)) == 1 && strcmp(key1, key2) == 0);
+	CHECK(plan_key("other", "dflt", key3, cmd, sizeof(cmd)) == 1 &&
+	      strcmp(cmd, "echo ubsan") == 0 && strcmp(key1, key3) != 0);
+	/* the default is part of the recipe: changing it changes the key */
+	project_file("stages/dflt.yaml", "name: dflt\nvars:\n  runtimes: asan\n"
+	             "steps: ['echo ${runtimes}']\n");
+	CHECK(plan_key("quiet", "dflt", key2, cmd, sizeof(cmd)) == 1 && strcmp(key1, key2) != 0);
+	/* a stage cannot default what crossroot sets, nor hand the shell code */
+	project_file("stages/dfltbad.yaml", "name: dfltbad\nvars:\n  sysroot: /\n  y: '$(id)'\n"
+	             "steps: [true]\n");
+	project_file("targets/dfltbad.yaml", "triple: a-b-c\nqemu: q\nstages: [dfltbad]\n");
+	CHECK(load_fails_with("dfltbad", "stages/dfltbad.yaml:3:3: variable 'sysroot' is set by "
+	                      "crossroot; a recipe cannot give it a default"));
+	CHECK(load_fails_with("dfltbad", "value of 'y' holds a character the shell would"));
 }
 
 /* ---- extract ---- */
