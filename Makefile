@@ -51,7 +51,7 @@ check-all: crossroot
 	tests/full/all-targets.sh
 
 # The GNU runtimes (glibc, libgcc, libstdc++, GNU libatomic; binutils and GCC as stages) on
-# their four targets, built and tested (slow: ~40 min cold on 2 cores, seconds when cached).
+# their four targets, built and tested (slow: ~110 min cold on 2 cores, 3 min when cached).
 check-gnu: crossroot
 	tests/full/gnu-targets.sh
 
