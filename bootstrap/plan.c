@@ -289,9 +289,6 @@ static struct node *stage_node(struct plan *p, struct recipes *r, struct target 
 	return n;
 }
 
-/* The target as one stage sees it: its machine, and of its `vars` only those the stage's
- * steps name, so a variable that one stage reads (gcc's ${gcc_configure}) does not set the
- * other stages of the target apart from another target's (combinations share stages). */
 static bool steps_use(const struct stage *s, const char *name)
 {
 	char *ref = xasprintf("${%s}", name);
@@ -302,6 +299,9 @@ static bool steps_use(const struct stage *s, const char *name)
 	return used;
 }
 
+/* The target as one stage sees it: its machine, and of its `vars` only those the stage's
+ * steps name, so a variable that one stage reads (gcc's ${gcc_configure}) does not set the
+ * other stages of the target apart from another target's (combinations share stages). */
 static void target_hash(const struct target *t, const struct stage *s, char *hex)
 {
 	struct strlist used = {0};
