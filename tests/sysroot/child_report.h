@@ -40,3 +40,13 @@ static void show_report_if(int failed)
 	if (failed)
 		printf("report was:\n%s\n", report);
 }
+
+/* The case without the bug: fn runs to its end and the runtime reports nothing (no `marker`,
+ * the start of its reports) */
+static void expect_no_report(void (*fn)(void), const char *marker, const char *what)
+{
+	int status = child_report(fn);
+	int clean = WIFEXITED(status) && WEXITSTATUS(status) == 0 && !strstr(report, marker);
+	printf("%s: no report: %s\n", what, yes(clean));
+	show_report_if(!clean);
+}
