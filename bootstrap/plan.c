@@ -41,24 +41,43 @@ static void hash_strlist(struct digest *d, const char *label, const struct strli
 		digest_update_string(d, l->v[i]);
 }
 
-/* The patches of a source, as absolute paths in name order, and their hashes as inputs. */
-static int collect_patches(const struct plan *p, const struct source *s, struct strlist *paths,
-                           struct strlist *inputs)
+/* The patch files of one directory (patches/<source>/<version>[/<set>]), as absolute paths in
+ * name order, and their hashes as inputs. Subdirectories are patch sets, not patches. */
+static int collect_patch_dir(const char *dir, const char *label, struct strlist *paths,
+                             struct strlist *inputs)
 {
-	char *dir = xasprintf("%s/patches/%s/%s", p->dirs.root, s->name, s->version);
 	struct strlist names = {0};
 	int rc = list_dir(dir, &names);
 	for (size_t i = 0; i < names.n && rc == 0; i++) {
-		if (names.v[i][0] == '.')
-			continue;
 		char *path = path_join(dir, names.v[i]);
+		if (names.v[i][0] == '.' || is_dir(path)) {
+			free(path);
+			continue;
+		}
 		char hex[DIGEST_HEX_LEN + 1];
 		rc = digest_file(path, hex);
 		if (rc == 0)
-			strlist_take(inputs, xasprintf("patch:%s/%s %s", s->name, names.v[i], hex));
+			strlist_take(inputs, xasprintf("patch:%s/%s %s", label, names.v[i], hex));
 		strlist_take(paths, path);
 	}
 	strlist_release(&names);
+	return rc;
+}
+
+/* The patches of a source: its version's, then those of the target's patch set `set` (NULL:
+ * none). */
+static int collect_patches(const struct plan *p, const struct source *s, const char *set,
+                           struct strlist *paths, struct strlist *inputs)
+{
+	char *dir = xasprintf("%s/patches/%s/%s", p->dirs.root, s->name, s->version);
+	int rc = collect_patch_dir(dir, s->name, paths, inputs);
+	if (rc == 0 && set) {
+		char *sub = path_join(dir, set);
+		char *label = xasprintf("%s/%s", s->name, set);
+		rc = collect_patch_dir(sub, label, paths, inputs);
+		free(label);
+		free(sub);
+	}
 	free(dir);
 	return rc;
 }
@@ -86,10 +105,10 @@ static void source_identity(const struct source *s, char *hex)
 	digest_final(&d, hex);
 }
 
-static struct node *tree_node(struct plan *p, struct source *s)
+static struct node *tree_node(struct plan *p, struct source *s, const char *set)
 {
 	struct strlist patches = {0}, inputs = {0};
-	if (collect_patches(p, s, &patches, &inputs) < 0) {
+	if (collect_patches(p, s, set, &patches, &inputs) < 0) {
 		strlist_release(&patches);
 		strlist_release(&inputs);
 		return NULL;
@@ -113,7 +132,8 @@ static struct node *tree_node(struct plan *p, struct source *s)
 	n->source = s;
 	n->patches = patches;
 	n->inputs = inputs;   /* the patch lines, which the stages using this tree key on too */
-	n->label = xasprintf("source %s %s", s->name, s->version);
+	n->label = set ? xasprintf("source %s %s + %s", s->name, s->version, set)
+	               : xasprintf("source %s %s", s->name, s->version);
 	n->tree_dir = xasprintf("%s/src/%s-%s-%.12s", p->dirs.work, s->name, s->version, key);
 	return n;
 }
@@ -266,7 +286,8 @@ static struct node *stage_node(struct plan *p, struct recipes *r, struct target 
 	free(path->v[--path->n]);
 	struct node **trees = xcalloc(s->sources.n + 1, sizeof(*trees));
 	for (size_t i = 0; i < s->sources.n; i++) {
-		trees[i] = tree_node(p, recipes_source_for(r, t, s->sources.v[i]));
+		struct source *src = recipes_source_for(r, t, s->sources.v[i]);
+		trees[i] = src ? tree_node(p, src, recipes_patch_set(t, s->sources.v[i])) : NULL;
 		if (!trees[i]) {
 			free(deps);
 			free(trees);
@@ -560,13 +581,20 @@ int plan_create(struct plan *p, const struct dirs *dirs, const struct host_llvm 
 			}
 		}
 	}
-	/* So would a version chosen for a source that none of the target's stages uses */
+	/* So would a version or a patch set chosen for a source that none of the target's
+	 * stages uses */
 	for (size_t i = 0; i < n_targets && rc == 0; i++) {
 		const struct target *t = targets[i];
 		for (size_t j = 0; j + 1 < t->versions.n && rc == 0; j += 2)
 			if (!uses_source(p, t, t->versions.v[j])) {
 				location_error(&t->versions_at, "versions names source '%s', which no stage "
 				               "of target '%s' uses", t->versions.v[j], t->name);
+				rc = -1;
+			}
+		for (size_t j = 0; j + 1 < t->patch_sets.n && rc == 0; j += 2)
+			if (!uses_source(p, t, t->patch_sets.v[j])) {
+				location_error(&t->patch_sets_at, "patches names source '%s', which no stage "
+				               "of target '%s' uses", t->patch_sets.v[j], t->name);
 				rc = -1;
 			}
 	}

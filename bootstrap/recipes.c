@@ -87,6 +87,7 @@ static void target_free(struct target *t)
 	strlist_release(&t->stage_toolchain);
 	strlist_release(&t->substitute);
 	strlist_release(&t->versions);
+	strlist_release(&t->patch_sets);
 	free(t->linux_arch);
 	free(t->cpu_family);
 	free(t->cpu);
@@ -300,8 +301,19 @@ static bool safe_value(const char *s)
 
 #define TOOL_NAMES "cc, cxx, cpp, ar, ranlib, nm, objcopy, objdump, strip, readelf, ld"
 
+const char *recipes_patch_set(const struct target *t, const char *name)
+{
+	for (size_t i = 0; i + 1 < t->patch_sets.n; i += 2)
+		if (strcmp(t->patch_sets.v[i], name) == 0)
+			return t->patch_sets.v[i + 1];
+	return NULL;
+}
+
 const char *recipes_unsupported(const struct stage *s, const struct target *t)
 {
+	for (size_t i = 0; i < s->sources.n; i++)
+		if (recipes_patch_set(t, s->sources.v[i]))
+			return NULL;
 	size_t arch = strcspn(t->triple, "-");
 	for (size_t i = 0; i + 1 < s->unsupported.n; i += 2)
 		if (strlen(s->unsupported.v[i]) == arch && strncmp(s->unsupported.v[i], t->triple, arch) == 0)
@@ -701,7 +713,7 @@ struct target *recipes_target(struct recipes *r, const char *name)
 	static const char *const allowed[] = {"description", "triple", "qemu", "cflags", "stages",
 	                                      "vars", "toolchain", "linux_arch", "cpu_family", "cpu",
 	                                      "endian", "static", "stage_toolchain", "substitute",
-	                                      "qemu_cpu", "versions", NULL};
+	                                      "qemu_cpu", "versions", "patches", NULL};
 	static const char *const required[] = {"triple", "qemu", "stages", NULL};
 	struct yamlfile f;
 	if (open_recipe(&f, r, "targets", "target", name, NULL) < 0) {
@@ -745,6 +757,14 @@ struct target *recipes_target(struct recipes *r, const char *name)
 		if (!valid_name(t->versions.v[i]) || !valid_name(t->versions.v[i + 1]))
 			yamlfile_error(&f, versions, "versions maps a source to a version, e.g. "
 			               "'{musl: 1.2.5}' (got '%s: %s')", t->versions.v[i], t->versions.v[i + 1]);
+	yaml_node_t *patch_sets = yamlfile_get(&f, root, "patches");
+	yamlfile_string_map(&f, patch_sets, "patches", &t->patch_sets);
+	for (size_t i = 0; i + 1 < t->patch_sets.n; i += 2)
+		if (!valid_name(t->patch_sets.v[i]) || !valid_name(t->patch_sets.v[i + 1]))
+			yamlfile_error(&f, patch_sets, "patches maps a source to a patch set, a directory "
+			               "under patches/<source>/<version>/, e.g. '{llvm-project: "
+			               "builtins-more-arches}' (got '%s: %s')", t->patch_sets.v[i],
+			               t->patch_sets.v[i + 1]);
 	/* Architecture facts: cpu and cpu_family default to the triple's first part. */
 	char *arch = t->triple ? xstrndup(t->triple, strcspn(t->triple, "-")) : xstrdup("unknown");
 	t->linux_arch = yamlfile_get(&f, root, "linux_arch") ? scalar_copy(&f, root, "linux_arch") : NULL;
@@ -783,6 +803,7 @@ struct target *recipes_target(struct recipes *r, const char *name)
 	struct location tc_mention = stage_toolchain ? location_of(&f, t->path, stage_toolchain)
 	                                             : mention;
 	struct location ver_mention = versions ? location_of(&f, t->path, versions) : mention;
+	t->patch_sets_at = patch_sets ? location_of(&f, t->path, patch_sets) : mention;
 	yamlfile_release(&f);
 	r->targets = xrealloc(r->targets, (r->n_targets + 1) * sizeof(*r->targets));
 	r->targets[r->n_targets++] = t;
@@ -805,6 +826,25 @@ struct target *recipes_target(struct recipes *r, const char *name)
 			               t->versions.v[i]);
 			return NULL;
 		}
+	}
+	for (size_t i = 0; i + 1 < t->patch_sets.n; i += 2) {
+		const char *source = t->patch_sets.v[i];
+		bool versioned = false;
+		for (size_t j = 0; j + 1 < t->versions.n; j += 2)
+			versioned |= strcmp(t->versions.v[j], source) == 0;
+		struct source *s = versioned ? recipes_source_for(r, t, source)
+		                             : recipes_source(r, source, &t->patch_sets_at);
+		if (!s)
+			return NULL;
+		char *dir = xasprintf("%s/patches/%s/%s/%s", r->root, s->name, s->version,
+		                      t->patch_sets.v[i + 1]);
+		bool found = is_dir(dir);
+		if (!found)
+			location_error(&t->patch_sets_at, "patch set '%s' of %s %s: no directory %s",
+			               t->patch_sets.v[i + 1], s->name, s->version, dir);
+		free(dir);
+		if (!found)
+			return NULL;
 	}
 	for (size_t i = 0; i + 1 < t->stage_toolchain.n; i += 2) {
 		const char *tc = t->stage_toolchain.v[i + 1];

@@ -123,6 +123,11 @@ struct target {
 	struct strlist versions;    /* source, version, ...: wherever a stage names the source,
 	                               this target builds sources/<source>-<version>.yaml */
 	struct location versions_at;   /* where versions is written */
+	struct strlist patch_sets;  /* source, set, ...: this target's tree of the source also
+	                               gets patches/<source>/<version>/<set>/ (after the version's
+	                               own patches): a fix for one architecture that must not
+	                               change the other targets' keys */
+	struct location patch_sets_at;   /* where patches is written */
 	struct strlist substitute;  /* stage, replacement, ...: wherever the graph names the first,
 	                               this target uses the second (a combination is a target) */
 	/* architecture facts, used by stages (${linux_arch}) and the generated build files */
@@ -156,7 +161,11 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 struct source *recipes_source(struct recipes *r, const char *id, const struct location *from);
 /* The source target `t` builds where a stage names `name`: its `versions` choice, if any. */
 struct source *recipes_source_for(struct recipes *r, const struct target *t, const char *name);
-/* Why stage `s` cannot be built for `t` (a reason from its `unsupported` map), or NULL. */
+/* The patch set target `t` applies to source `name` (its `patches` map), or NULL. */
+const char *recipes_patch_set(const struct target *t, const char *name);
+/* Why stage `s` cannot be built for `t` (a reason from its `unsupported` map), or NULL. A
+ * target that patches one of the stage's sources for itself is taken at its word: the patch
+ * set is how a target adds what the stage lacks (the build still checks that it did). */
 const char *recipes_unsupported(const struct stage *s, const struct target *t);
 /* Whether `name` is a fact of a target's machine a stage's `machine:` may list. */
 bool recipes_machine_fact(const char *name);

@@ -149,6 +149,34 @@ sed 's/{toy: "2.0"}/{toy: "2.0", other: "1"}/' "$P/targets/toy2.yaml" >"$P/targe
 printf 'name: other\nversion: "1"\norigins:\n  - url: %s/ok/x\n    sha256: %s\n' "$BASE" "$SUM2" >"$P/sources/other-1.yaml"
 run $C plan unused
 check "versions: a source no stage uses" 2 "$P/targets/unused.yaml:4:11: versions names source 'other', which no stage of target 'unused' uses"
+# A target's own patch set (`patches: {toy: fix-one}`): patches/toy/1.0/fix-one/ applies to its
+# tree after the version's patches; the other targets keep their tree and their keys.
+mkdir -p "$P/patches/toy/1.0/fix-one"
+printf -- '--- a/data.txt\n+++ b/data.txt\n@@ -1 +1 @@\n-toy 1.0 data\n+toy 1.0 data, fixed for one\n' \
+	>"$P/patches/toy/1.0/fix-one/0001-data.patch"
+sed 's/^stages:.*/stages: [second]\npatches: {toy: fix-one}/' "$P/targets/toy.yaml" >"$P/targets/toyp.yaml"
+run $C build toy toyp
+check "patches: both targets build" 0 "sysroot toyp" "first (toy)                                  cached"
+assert "patches: the target's tree has its patch set" grep -qx "toy 1.0 data, fixed for one" "$T/sysroots/toyp/usr/share/toy/first.txt"
+assert "patches: the other target keeps its tree, not rebuilt" sh -c \
+	"grep -qx 'toy 1.0 data' $T/sysroots/toy/usr/share/toy/first.txt && ! grep -q 'build   first (toy)' $T/out"
+printf 'name: picky\nsources: [toy]\nunsupported: {aarch64: toy needs a fix there}\nsteps: [true]\n' >"$P/stages/picky.yaml"
+printf 'triple: aarch64-unknown-linux-musl\nqemu: q\nstages: [picky]\n' >"$P/targets/pk1.yaml"
+run $C plan pk1
+check "patches: an unsupported architecture stops at plan time" 2 "stage 'picky' cannot be built for aarch64-unknown-linux-musl" "toy needs a fix there"
+printf 'triple: aarch64-unknown-linux-musl\nqemu: q\nstages: [picky]\npatches: {toy: fix-one}\n' >"$P/targets/pk2.yaml"
+run $C plan pk2
+check "patches: a target that patches the stage's source for itself may build it" 0 "picky                    to build"
+sed 's/fix-one/fix-two/' "$P/targets/toyp.yaml" >"$P/targets/toyq.yaml"
+run $C plan toyq
+check "patches: a patch set without a directory" 2 "$P/targets/toyq.yaml:4:10: patch set 'fix-two' of toy 1.0: no directory $P/patches/toy/1.0/fix-two"
+sed 's/{toy: fix-one}/{toy: fix-one, other: fix-one}/' "$P/targets/toyp.yaml" >"$P/targets/toyr.yaml"
+run $C plan toyr
+check "patches: an unknown source" 2 "$P/targets/toyr.yaml:4:10: unknown source 'other'"
+sed 's/version: "1"/version: "1.0"/' "$P/sources/other-1.yaml" >"$P/sources/other.yaml"
+mkdir -p "$P/patches/other/1.0/fix-one"
+run $C plan toyr
+check "patches: a source no stage uses" 2 "$P/targets/toyr.yaml:4:10: patches names source 'other', which no stage of target 'toyr' uses"
 # `machine:` - of the target's machine only the listed facts enter a stage's key: two targets
 # that differ elsewhere (triple, cflags) share the stage, built once; another linux_arch does not.
 cat >"$P/stages/hdrs.yaml" <<'EOT'
