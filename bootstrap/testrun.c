@@ -23,6 +23,8 @@ struct test {
 	int exit_status;
 	char *not_run;              /* "not-run: why": built and linked, never run (qemu-user
 	                               cannot host it), and said so in its result line */
+	struct strlist not_run_under;   /* "not-run-under: qemu-x86_64-static: why": the same,
+	                                   under that qemu only (qemu, why, ...) */
 };
 
 static void parse_header(struct test *t, const char *text)
@@ -42,6 +44,14 @@ static void parse_header(struct test *t, const char *text)
 				t->exit_status = atoi(colon + 1);
 			if (strcmp(key, "not-run") == 0 && !t->not_run)
 				t->not_run = xstrdup(colon + 1 + strspn(colon + 1, " "));
+			if (strcmp(key, "not-run-under") == 0) {
+				char *qemu = colon + 1 + strspn(colon + 1, " ");
+				char *why = strchr(qemu, ':');
+				if (why) {
+					strlist_take(&t->not_run_under, xstrndup(qemu, strcspn(qemu, " :")));
+					strlist_add(&t->not_run_under, why + 1 + strspn(why + 1, " "));
+				}
+			}
 			for (char *w = strtok(colon + 1, " \t"); w && into; w = strtok(NULL, " \t"))
 				strlist_add(into, w);
 		}
@@ -59,6 +69,7 @@ static void test_release(struct test *t)
 	free(t->name);
 	free(t->source);
 	free(t->not_run);
+	strlist_release(&t->not_run_under);
 	strlist_release(&t->links);
 	strlist_release(&t->flags);
 	strlist_release(&t->shared);
@@ -177,8 +188,13 @@ static int run_one(const struct dirs *dirs, const struct target *t, const char *
 		printf("FAIL %-28s %-8s wrong program interpreter:\n%s", test->name, link, log.s);
 		goto out;
 	}
-	if (test->not_run) {
-		printf("ok   %-28s %-8s built and linked; not run: %s\n", test->name, link, test->not_run);
+	const char *not_run = test->not_run;
+	const char *qemu = strrchr(t->qemu, '/') ? strrchr(t->qemu, '/') + 1 : t->qemu;
+	for (size_t i = 0; i + 1 < test->not_run_under.n && !not_run; i += 2)
+		if (strcmp(test->not_run_under.v[i], qemu) == 0)
+			not_run = test->not_run_under.v[i + 1];
+	if (not_run) {
+		printf("ok   %-28s %-8s built and linked; not run: %s\n", test->name, link, not_run);
 		ok = 1;
 		goto out;
 	}
@@ -249,7 +265,7 @@ struct job {
 	char *report;               /* file the child writes its lines to */
 	pid_t pid;
 	int failed;                 /* failed links, once done; -1 while running */
-	const char *skip;           /* why it is skipped, or NULL */
+	char *skip;                 /* why it is skipped, or NULL */
 };
 
 /* A static-only sysroot has no shared library: only static links are tried. */
@@ -470,18 +486,18 @@ int testrun_target(const struct dirs *dirs, const struct target *t, int jobs,
 			parse_header(&j->test, text);
 		free(text);
 		if ((strlist_has(&j->test.requires, "c++") || cpp) && !has_cxx)
-			j->skip = "the sysroot has no C++ runtime";
+			j->skip = xstrdup("the sysroot has no C++ runtime");
 		for (size_t r = 0; r < j->test.requires.n && !j->skip; r++) {
 			const char *need = j->test.requires.v[r];
 			if (strncmp(need, "clang_rt.", 9) == 0 && !has_runtime(sysroot, t, need))
-				j->skip = "the sysroot lacks a compiler-rt runtime it needs (the sanitizers stage)";
+				j->skip = xasprintf("the sysroot has no %s (sanitizers stage)", need);
 			else if (strncmp(need, "lib", 3) == 0 && !has_library(sysroot, need))
-				j->skip = "the sysroot lacks a library it needs";
+				j->skip = xasprintf("the sysroot has no %s", need);
 		}
 		if (t->static_only) {
 			static_links_only(&j->test);
 			if (j->test.links.n == 0)
-				j->skip = "static-only sysroot: no shared libraries";
+				j->skip = xstrdup("static-only sysroot: no shared libraries");
 		}
 	}
 	strlist_release(&names);
@@ -548,6 +564,7 @@ out:
 	for (size_t i = 0; i < n; i++) {
 		test_release(&js[i].test);
 		free(js[i].report);
+		free(js[i].skip);
 	}
 	free(js);
 	free(sysroot);

@@ -17,6 +17,21 @@ run $C test $TARGET
 cat "$T/out"
 check "crossroot test $TARGET" 0 " 0 failed"
 
+# A program's header exempts one qemu from running it (not-run-under), and only that one.
+mkdir -p "$T/hdr/tests/sysroot"
+for d in targets stages sources patches keys; do ln -s "$ROOT/$d" "$T/hdr/$d"; done
+printf '// not-run-under: qemu-aarch64-static: the reason here\nint main(void){return 1;}\n' \
+	>"$T/hdr/tests/sysroot/exempt_here.c"
+printf '// not-run-under: qemu-ppc-static: another qemu\n#include <stdio.h>\nint main(void){puts("ran");return 0;}\n' \
+	>"$T/hdr/tests/sysroot/runs_here.c"
+echo ran >"$T/hdr/tests/sysroot/runs_here.expected"
+run $CROSSROOT -C "$T/hdr" --work "$T/hdrwork" --out "$T/sysroots" test $TARGET
+check "not-run-under: built and linked, not run under the qemu it names" 0 \
+	"exempt_here                  static   built and linked; not run: the reason here" \
+	"exempt_here                  dynamic  built and linked; not run: the reason here"
+assert "not-run-under: another qemu's exemption does not apply" sh -c \
+	"grep -q '^ok   runs_here  *static\$' $T/out && grep -q '^ok   runs_here  *dynamic\$' $T/out"
+
 printf '#include <stdio.h>\nint main(void){puts("hello");return 0;}\n' >"$T/hello.c"
 run "$S/bin/$TARGET-clang" "$T/hello.c" -o "$T/h"
 check "wrapper compiles with no other flag" 0
