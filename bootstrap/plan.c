@@ -286,7 +286,7 @@ static struct node *stage_node(struct plan *p, struct recipes *r, struct target 
 	free(path->v[--path->n]);
 	struct node **trees = xcalloc(s->sources.n + 1, sizeof(*trees));
 	for (size_t i = 0; i < s->sources.n; i++) {
-		struct source *src = recipes_source_for(r, t, s->sources.v[i]);
+		struct source *src = recipes_source_for(r, t, s->sources.v[i], NULL);
 		trees[i] = src ? tree_node(p, src, recipes_patch_set(t, s->sources.v[i])) : NULL;
 		if (!trees[i]) {
 			free(deps);

@@ -321,7 +321,8 @@ const char *recipes_unsupported(const struct stage *s, const struct target *t)
 	return NULL;
 }
 
-struct source *recipes_source_for(struct recipes *r, const struct target *t, const char *name)
+struct source *recipes_source_for(struct recipes *r, const struct target *t, const char *name,
+                                  const struct location *from)
 {
 	for (size_t i = 0; i + 1 < t->versions.n; i += 2)
 		if (strcmp(t->versions.v[i], name) == 0) {
@@ -330,7 +331,7 @@ struct source *recipes_source_for(struct recipes *r, const struct target *t, con
 			free(id);
 			return s;
 		}
-	return recipes_source(r, name, NULL);
+	return recipes_source(r, name, from);
 }
 
 const char *recipes_substitute(const struct target *t, const char *name)
@@ -828,12 +829,7 @@ struct target *recipes_target(struct recipes *r, const char *name)
 		}
 	}
 	for (size_t i = 0; i + 1 < t->patch_sets.n; i += 2) {
-		const char *source = t->patch_sets.v[i];
-		bool versioned = false;
-		for (size_t j = 0; j + 1 < t->versions.n; j += 2)
-			versioned |= strcmp(t->versions.v[j], source) == 0;
-		struct source *s = versioned ? recipes_source_for(r, t, source)
-		                             : recipes_source(r, source, &t->patch_sets_at);
+		struct source *s = recipes_source_for(r, t, t->patch_sets.v[i], &t->patch_sets_at);
 		if (!s)
 			return NULL;
 		char *dir = xasprintf("%s/patches/%s/%s/%s", r->root, s->name, s->version,

@@ -159,8 +159,10 @@ struct target *recipes_target(struct recipes *r, const char *name);
 struct stage *recipes_stage(struct recipes *r, const char *name, const struct location *from);
 /* `id` is the file name under sources/: a source's name, or name-version (its other versions). */
 struct source *recipes_source(struct recipes *r, const char *id, const struct location *from);
-/* The source target `t` builds where a stage names `name`: its `versions` choice, if any. */
-struct source *recipes_source_for(struct recipes *r, const struct target *t, const char *name);
+/* The source target `t` builds where a stage names `name`: its `versions` choice, if any.
+ * `from` (may be NULL) is where the name was mentioned. */
+struct source *recipes_source_for(struct recipes *r, const struct target *t, const char *name,
+                                  const struct location *from);
 /* The patch set target `t` applies to source `name` (its `patches` map), or NULL. */
 const char *recipes_patch_set(const struct target *t, const char *name);
 /* Why stage `s` cannot be built for `t` (a reason from its `unsupported` map), or NULL. A
