@@ -34,7 +34,7 @@ while read -r debarch multiarch target qemu; do
 		echo "$target: no sysroot, skipped (crossroot build $target)" >&2
 		continue
 	fi
-	deb=$(deb_fetch "$T/apt" "arm64 mips64el mipsel i386" "musl-dev:$debarch=$VERSION" "$T")
+	deb=$(deb_fetch "$T/apt" "arm64 mips64el mipsel" "musl-dev:$debarch=$VERSION" "$T")
 	dpkg-deb -x "$deb" "$T/$debarch"
 	L=$T/$debarch/usr/lib/$multiarch
 	"$S/bin/$target-clang" -O2 -c -o "$T/$debarch.o" "$SRC"
@@ -53,5 +53,41 @@ done <<'EOT'
 arm64 aarch64-linux-musl aarch64-linux-musl qemu-aarch64-static
 mips64el mips64el-linux-musl mips64el-linux-musl qemu-mips64el-static
 mipsel mipsel-linux-musl mipsel-linux-musl qemu-mipsel-static
-i386 i386-linux-musl i686-linux-musl qemu-i386-static
 EOT
+
+# i686-linux-musl does its floating point in SSE2 registers (-mfpmath=sse, see its target
+# file); Debian's i386 musl uses the x87 unit, so it is no reference. Ours is musl of the
+# sysroot's version and patches, from crossroot's verified download, built here by the host's
+# gcc with the target's flags (-m32 -march=pentium4 -mfpmath=sse; gcc rounds x87 and SSE
+# arithmetic as C says, -fexcess-precision=standard). Only the library: the program is
+# compiled by the sysroot's clang and linked with its compiler-rt builtins, as above.
+target=i686-linux-musl
+S=$ROOT/sysroots/$target
+if [ ! -x "$S/bin/$target-clang" ]; then
+	echo "$target: no sysroot, skipped (crossroot build $target)" >&2
+	exit 0
+fi
+VERSION_UPSTREAM=$(sed -n 's/^version: *"*\([^"]*\)"*$/\1/p' "$ROOT/sources/musl.yaml")
+sum=$(sed -n 's/^ *sha256: *//p' "$ROOT/sources/musl.yaml" | head -1)
+tarball=$ROOT/work/cache/downloads/$sum
+[ -f "$tarball" ] || { echo "$tarball: musl's verified download is missing (crossroot build $target)" >&2; exit 1; }
+mkdir "$T/musl-i686"
+tar -xzf "$tarball" -C "$T/musl-i686" --strip-components=1
+for p in "$ROOT"/patches/musl/"$VERSION_UPSTREAM"/*.patch; do patch -s -p1 -d "$T/musl-i686" <"$p"; done
+(cd "$T/musl-i686" && CC="gcc -m32 -march=pentium4 -mfpmath=sse" ./configure --target=i386-linux-musl \
+	--disable-shared >/dev/null && make -s -j"$(nproc)" AR=ar RANLIB=ranlib lib/libc.a lib/crt1.o \
+	lib/crti.o lib/crtn.o >/dev/null 2>&1) || { echo "$target: building the reference musl failed" >&2; exit 1; }
+L=$T/musl-i686/lib
+triple=$(sed -n 's/^triple: *//p' "$ROOT/targets/$target.yaml")
+"$S/bin/$target-clang" -O2 -c -o "$T/i686.o" "$SRC"
+ld.lld-19 -static -o "$T/i686.ref" "$L/crt1.o" "$L/crti.o" "$T/i686.o" "$L/libc.a" \
+	"$S"/usr/lib/clang/*/lib/"$triple"/libclang_rt.builtins.a "$L/crtn.o"
+out=$ROOT/tests/sysroot/libm_exact.$triple.expected
+qemu-i386-static "$T/i686.ref" >"$T/i686.out"
+if cmp -s "$T/i686.out" "$ROOT/tests/sysroot/libm_exact.expected"; then
+	rm -f "$out"
+	echo "$target: musl built by gcc with SSE2 arithmetic matches the x86_64 reference"
+else
+	mv "$T/i686.out" "$out"
+	echo "$(basename "$out"): musl $VERSION_UPSTREAM built by the host's gcc -m32 -mfpmath=sse"
+fi
