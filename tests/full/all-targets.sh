@@ -43,6 +43,11 @@ riscv64-linux-musl RISC-V /lib/ld-musl-riscv64.so.1 qemu-riscv64-static
 armv6-rpi1-linux-musleabihf EABI5 /lib/ld-musl-armhf.so.1 qemu-arm-static
 powerpc64le-linux-musl LSB /lib/ld-musl-powerpc64le.so.1 qemu-ppc64le-static
 powerpc64-linux-musl MSB /lib/ld-musl-powerpc64.so.1 qemu-ppc64-static
+loongarch64-linux-musl LoongArch /lib/ld-musl-loongarch64.so.1 qemu-loongarch64-static
+riscv32-linux-musl 32-bit /lib/ld-musl-riscv32.so.1 qemu-riscv32-static
+i686-linux-musl 80386 /lib/ld-musl-i386.so.1 qemu-i386-static
+s390x-linux-musl S/390 /lib/ld-musl-s390x.so.1 qemu-s390x-static
+aarch64_be-linux-musl MSB /lib/ld-musl-aarch64_be.so.1 qemu-aarch64_be-static
 EOT
 
 for target in powerpc64le-linux-musl powerpc64-linux-musl; do
