@@ -5,6 +5,8 @@
 #                                 takes other code paths (aarch64 defines __FP_FAST_FMA: log2
 #                                 and pow use fma and differ in directed rounding modes);
 #                                 written only where it differs from the x86_64 one
+#   libm_exact.i686-...expected   musl built here by the host's gcc -m32 with i686-linux-musl's
+#                                 SSE2 flags (Debian's i386 musl uses the x87: see below)
 # The Debian packages come from the archive this machine's apt uses (never named here),
 # verified by apt (signed Release files, hashes; tests/lib/debian-deb.sh); the
 # test program is compiled with the built sysroot's clang and linked with Debian's gcc-built
@@ -69,8 +71,9 @@ if [ ! -x "$S/bin/$target-clang" ]; then
 fi
 VERSION_UPSTREAM=$(sed -n 's/^version: *"*\([^"]*\)"*$/\1/p' "$ROOT/sources/musl.yaml")
 sum=$(sed -n 's/^ *sha256: *//p' "$ROOT/sources/musl.yaml" | head -1)
-tarball=$ROOT/work/cache/downloads/$sum
+tarball=${CROSSROOT_CACHE:-$ROOT/work/cache}/downloads/$sum
 [ -f "$tarball" ] || { echo "$tarball: musl's verified download is missing (crossroot build $target)" >&2; exit 1; }
+echo "$sum  $tarball" | sha256sum -c --quiet - || { echo "$tarball: not musl's pinned sha256 $sum" >&2; exit 1; }
 mkdir "$T/musl-i686"
 tar -xzf "$tarball" -C "$T/musl-i686" --strip-components=1
 for p in "$ROOT"/patches/musl/"$VERSION_UPSTREAM"/*.patch; do patch -s -p1 -d "$T/musl-i686" <"$p"; done
