@@ -27,33 +27,70 @@ struct test {
 	                                   under that qemu only (qemu, why, ...) */
 };
 
-static void parse_header(struct test *t, const char *text)
+static bool is_key_char(char c)
 {
-	for (const char *line = text; line && strncmp(line, "//", 2) == 0;) {
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-' || c == '_';
+}
+
+/* One header line's value, checked: NULL if it is right, else why not. */
+static char *header_value(struct test *t, const char *key, char *value)
+{
+	static const char *const known = "link, flags, shared, requires, exit, not-run, not-run-under";
+	struct strlist *into = strcmp(key, "link") == 0 ? &t->links :
+	                       strcmp(key, "flags") == 0 ? &t->flags :
+	                       strcmp(key, "shared") == 0 ? &t->shared :
+	                       strcmp(key, "requires") == 0 ? &t->requires : NULL;
+	value += strspn(value, " \t");
+	if (*value == '\0')
+		return xasprintf("'%s:' has no value", key);
+	if (into) {
+		for (char *w = strtok(value, " \t"); w; w = strtok(NULL, " \t")) {
+			if (into == &t->links && strcmp(w, "static") != 0 && strcmp(w, "dynamic") != 0)
+				return xasprintf("link '%s': a link is static or dynamic", w);
+			strlist_add(into, w);
+		}
+	} else if (strcmp(key, "exit") == 0) {
+		char *end;
+		long status = strtol(value, &end, 10);
+		if (end == value || end[strspn(end, " \t")] != '\0' || status < 0 || status > 255)
+			return xasprintf("exit '%s': an exit status is a number from 0 to 255", value);
+		t->exit_status = (int)status;
+	} else if (strcmp(key, "not-run") == 0) {
+		if (!t->not_run)
+			t->not_run = xstrdup(value);
+	} else if (strcmp(key, "not-run-under") == 0) {
+		size_t name = strcspn(value, " \t:");
+		char *why = value + name + strspn(value + name, " \t");
+		if (name == 0 || *why != ':' || why[1 + strspn(why + 1, " \t")] == '\0')
+			return xasprintf("'not-run-under: %s': the form is not-run-under: <qemu>: <why>", value);
+		strlist_take(&t->not_run_under, xstrndup(value, name));
+		strlist_add(&t->not_run_under, why + 1 + strspn(why + 1, " \t"));
+	} else {
+		return xasprintf("unknown header '%s:' (the runner knows %s)", key, known);
+	}
+	return NULL;
+}
+
+/* The `// key: value` lines a program starts with. A line that looks like a header (a word and
+ * a colon) must be a right one: a misspelt or malformed line would otherwise be ignored, and the
+ * program built or run in a way its author did not mean. Returns NULL, or the first error as
+ * "file:line: why". */
+static char *parse_header(struct test *t, const char *text)
+{
+	char *error = NULL;
+	int number = 1;
+	for (const char *line = text; line && strncmp(line, "//", 2) == 0 && !error; number++) {
 		const char *end = strchr(line, '\n');
 		char *l = end ? xstrndup(line + 2, (size_t)(end - line - 2)) : xstrdup(line + 2);
-		char *colon = strchr(l, ':');
-		if (colon) {
+		char *key = l + strspn(l, " \t"), *colon = key;
+		while (is_key_char(*colon))
+			colon++;
+		if (colon > key && *colon == ':') {
 			*colon = '\0';
-			char *key = l + strspn(l, " ");
-			struct strlist *into = strcmp(key, "link") == 0 ? &t->links :
-			                       strcmp(key, "flags") == 0 ? &t->flags :
-			                       strcmp(key, "shared") == 0 ? &t->shared :
-			                       strcmp(key, "requires") == 0 ? &t->requires : NULL;
-			if (strcmp(key, "exit") == 0)
-				t->exit_status = atoi(colon + 1);
-			if (strcmp(key, "not-run") == 0 && !t->not_run)
-				t->not_run = xstrdup(colon + 1 + strspn(colon + 1, " "));
-			if (strcmp(key, "not-run-under") == 0) {
-				char *qemu = colon + 1 + strspn(colon + 1, " ");
-				char *why = strchr(qemu, ':');
-				if (why) {
-					strlist_take(&t->not_run_under, xstrndup(qemu, strcspn(qemu, " :")));
-					strlist_add(&t->not_run_under, why + 1 + strspn(why + 1, " "));
-				}
-			}
-			for (char *w = strtok(colon + 1, " \t"); w && into; w = strtok(NULL, " \t"))
-				strlist_add(into, w);
+			char *why = header_value(t, key, colon + 1);
+			if (why)
+				error = xasprintf("%s:%d: %s", t->source, number, why);
+			free(why);
 		}
 		free(l);
 		line = end ? end + 1 : NULL;
@@ -62,6 +99,7 @@ static void parse_header(struct test *t, const char *text)
 		strlist_add(&t->links, "static");
 		strlist_add(&t->links, "dynamic");
 	}
+	return error;
 }
 
 static void test_release(struct test *t)
@@ -266,6 +304,7 @@ struct job {
 	pid_t pid;
 	int failed;                 /* failed links, once done; -1 while running */
 	char *skip;                 /* why it is skipped, or NULL */
+	char *bad_header;           /* "file:line: why" when its header is wrong: it fails unbuilt */
 };
 
 /* A static-only sysroot has no shared library: only static links are tried. */
@@ -482,9 +521,10 @@ int testrun_target(const struct dirs *dirs, const struct target *t, int jobs,
 		j->failed = -1;
 		j->report = xasprintf("%s/%s.report", outdir, j->test.name);
 		char *text = read_file(j->test.source, NULL);
-		if (text)
-			parse_header(&j->test, text);
+		j->bad_header = text ? parse_header(&j->test, text) : NULL;
 		free(text);
+		if (j->bad_header)
+			continue;
 		if ((strlist_has(&j->test.requires, "c++") || cpp) && !has_cxx)
 			j->skip = xstrdup("the sysroot has no C++ runtime");
 		for (size_t r = 0; r < j->test.requires.n && !j->skip; r++) {
@@ -506,7 +546,7 @@ int testrun_target(const struct dirs *dirs, const struct target *t, int jobs,
 		/* start what the budget allows */
 		while (next < n && running < (size_t)jobs && !interrupted) {
 			struct job *j = &js[next++];
-			if (j->skip)
+			if (j->skip || j->bad_header)
 				continue;
 			int fd = open(j->report, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 			j->pid = fd < 0 ? -1 : run_function(run_test_child, j, fd);
@@ -519,7 +559,7 @@ int testrun_target(const struct dirs *dirs, const struct target *t, int jobs,
 			running++;
 		}
 		/* print finished reports in name order */
-		while (printed < n && (js[printed].skip || js[printed].failed >= 0 ||
+		while (printed < n && (js[printed].skip || js[printed].bad_header || js[printed].failed >= 0 ||
 		                       (interrupted && js[printed].pid == 0))) {
 			struct job *j = &js[printed++];
 			if (j->skip) {
@@ -527,6 +567,14 @@ int testrun_target(const struct dirs *dirs, const struct target *t, int jobs,
 				skipped++;
 				if (table)
 					table_add(table, t->name, j->test.name, xasprintf("skip: %s", j->skip));
+				continue;
+			}
+			if (j->bad_header) {
+				printf("FAIL %-28s wrong header: %s\n", j->test.name, j->bad_header);
+				failed++;
+				if (table)
+					table_add(table, t->name, j->test.name,
+					          xasprintf("FAIL: wrong header: %s", j->bad_header));
 				continue;
 			}
 			if (j->pid == 0)
@@ -565,6 +613,7 @@ out:
 		test_release(&js[i].test);
 		free(js[i].report);
 		free(js[i].skip);
+		free(js[i].bad_header);
 	}
 	free(js);
 	free(sysroot);

@@ -32,6 +32,22 @@ check "not-run-under: built and linked, not run under the qemu it names" 0 \
 assert "not-run-under: another qemu's exemption does not apply" sh -c \
 	"grep -q '^ok   runs_here  *static\$' $T/out && grep -q '^ok   runs_here  *dynamic\$' $T/out"
 
+# A header line the runner does not understand fails that program, naming the file and line,
+# instead of being ignored (the program would run, or be built, as its author did not mean).
+mkdir -p "$T/bad/tests/sysroot"
+for d in targets stages sources patches keys; do ln -s "$ROOT/$d" "$T/bad/$d"; done
+B=$T/bad/tests/sysroot
+printf '// link: dynamic\n// not-run-under: qemu-aarch64-static\nint main(void){return 1;}\n' >"$B/no_reason.c"
+printf '// requries: c++\nint main(void){return 0;}\n' >"$B/misspelt.c"
+printf '// exit: seven\nint main(void){return 7;}\n' >"$B/bad_exit.c"
+printf '// link: shared\nint main(void){return 0;}\n' >"$B/bad_link.c"
+run $CROSSROOT -C "$T/bad" --work "$T/badwork" --out "$T/sysroots" test $TARGET
+check "wrong headers fail their programs, naming file and line" 1 \
+	"FAIL no_reason                    wrong header: $B/no_reason.c:2: 'not-run-under: qemu-aarch64-static': the form is not-run-under: <qemu>: <why>" \
+	"FAIL misspelt                     wrong header: $B/misspelt.c:1: unknown header 'requries:'" \
+	"FAIL bad_exit                     wrong header: $B/bad_exit.c:1: exit 'seven': an exit status is a number from 0 to 255" \
+	"FAIL bad_link                     wrong header: $B/bad_link.c:1: link 'shared': a link is static or dynamic"
+
 printf '#include <stdio.h>\nint main(void){puts("hello");return 0;}\n' >"$T/hello.c"
 run "$S/bin/$TARGET-clang" "$T/hello.c" -o "$T/h"
 check "wrapper compiles with no other flag" 0
