@@ -227,7 +227,8 @@ static int run_one(const struct dirs *dirs, const struct target *t, const char *
 		goto out;
 	}
 	const char *not_run = test->not_run;
-	const char *qemu = strrchr(t->qemu, '/') ? strrchr(t->qemu, '/') + 1 : t->qemu;
+	const char *slash = strrchr(t->qemu, '/');
+	const char *qemu = slash ? slash + 1 : t->qemu;
 	for (size_t i = 0; i + 1 < test->not_run_under.n && !not_run; i += 2)
 		if (strcmp(test->not_run_under.v[i], qemu) == 0)
 			not_run = test->not_run_under.v[i + 1];
