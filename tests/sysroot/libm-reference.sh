@@ -23,6 +23,29 @@ musl-gcc -O2 -static -o "$T/ref" "$SRC" -lm
 "$T/ref" >"$ROOT/tests/sysroot/libm_exact.expected"
 echo "libm_exact.expected: host musl-gcc $(dpkg-query -W -f='${Version}' musl-dev)"
 
+# reference TARGET LIBDIR QEMU WHAT: the program compiled by TARGET's sysroot clang, linked with
+# the gcc-built libc.a and start files in LIBDIR (and the sysroot's compiler-rt builtins: long
+# double helpers) and run under QEMU with the target's CPU model (as crossroot test runs it);
+# its output becomes libm_exact.<triple>.expected, or that file is removed where the output
+# equals the x86_64 reference. WHAT says where LIBDIR is from.
+reference() {
+	rs=$ROOT/sysroots/$1 rl=$2
+	rtriple=$(sed -n 's/^triple: *//p' "$ROOT/targets/$1.yaml")
+	rcpu=$(sed -n 's/^qemu_cpu: *\([^ #]*\).*/\1/p' "$ROOT/targets/$1.yaml")
+	"$rs/bin/$1-clang" -O2 -c -o "$T/$1.o" "$SRC"
+	ld.lld-19 -static -o "$T/$1.ref" "$rl/crt1.o" "$rl/crti.o" "$T/$1.o" "$rl/libc.a" \
+		"$rs"/usr/lib/clang/*/lib/"$rtriple"/libclang_rt.builtins.a "$rl/crtn.o"
+	rout=$ROOT/tests/sysroot/libm_exact.$rtriple.expected
+	$3 ${rcpu:+-cpu "$rcpu"} "$T/$1.ref" >"$T/$1.out"
+	if cmp -s "$T/$1.out" "$ROOT/tests/sysroot/libm_exact.expected"; then
+		rm -f "$rout"
+		echo "$1: $4 matches the x86_64 reference"
+	else
+		mv "$T/$1.out" "$rout"
+		echo "$(basename "$rout"): $4"
+	fi
+}
+
 . "$ROOT/tests/lib/debian-deb.sh"
 VERSION=$(dpkg-query -W -f='${Version}' musl-dev)
 # Debian architecture, multiarch directory, crossroot target, qemu. Not ppc64el: gcc defines
@@ -31,26 +54,14 @@ VERSION=$(dpkg-query -W -f='${Version}' musl-dev)
 while read -r debarch multiarch target qemu; do
 	S=$ROOT/sysroots/$target
 	[ -f "$ROOT/targets/$target.yaml" ] || continue
-	triple=$(sed -n 's/^triple: *//p' "$ROOT/targets/$target.yaml")
 	if [ ! -x "$S/bin/$target-clang" ]; then
 		echo "$target: no sysroot, skipped (crossroot build $target)" >&2
 		continue
 	fi
 	deb=$(deb_fetch "$T/apt" "arm64 mips64el mipsel" "musl-dev:$debarch=$VERSION" "$T")
 	dpkg-deb -x "$deb" "$T/$debarch"
-	L=$T/$debarch/usr/lib/$multiarch
-	"$S/bin/$target-clang" -O2 -c -o "$T/$debarch.o" "$SRC"
-	ld.lld-19 -static -o "$T/$debarch.ref" "$L/crt1.o" "$L/crti.o" "$T/$debarch.o" "$L/libc.a" \
-		"$S"/usr/lib/clang/*/lib/"$triple"/libclang_rt.builtins.a "$L/crtn.o"
-	out=$ROOT/tests/sysroot/libm_exact.$triple.expected
-	$qemu "$T/$debarch.ref" >"$T/$debarch.out"
-	if cmp -s "$T/$debarch.out" "$ROOT/tests/sysroot/libm_exact.expected"; then
-		rm -f "$out"
-		echo "$target: Debian's gcc-built musl ($debarch) matches the x86_64 reference"
-	else
-		mv "$T/$debarch.out" "$out"
-		echo "$(basename "$out"): Debian's gcc-built musl-dev $VERSION ($debarch)"
-	fi
+	reference "$target" "$T/$debarch/usr/lib/$multiarch" "$qemu" \
+		"Debian's gcc-built musl-dev $VERSION ($debarch)"
 done <<'EOT'
 arm64 aarch64-linux-musl aarch64-linux-musl qemu-aarch64-static
 mips64el mips64el-linux-musl mips64el-linux-musl qemu-mips64el-static
@@ -80,17 +91,5 @@ for p in "$ROOT"/patches/musl/"$VERSION_UPSTREAM"/*.patch; do patch -s -p1 -d "$
 (cd "$T/musl-i686" && CC="gcc -m32 -march=pentium4 -mfpmath=sse" ./configure --target=i386-linux-musl \
 	--disable-shared >/dev/null && make -s -j"$(nproc)" AR=ar RANLIB=ranlib lib/libc.a lib/crt1.o \
 	lib/crti.o lib/crtn.o >/dev/null 2>&1) || { echo "$target: building the reference musl failed" >&2; exit 1; }
-L=$T/musl-i686/lib
-triple=$(sed -n 's/^triple: *//p' "$ROOT/targets/$target.yaml")
-"$S/bin/$target-clang" -O2 -c -o "$T/i686.o" "$SRC"
-ld.lld-19 -static -o "$T/i686.ref" "$L/crt1.o" "$L/crti.o" "$T/i686.o" "$L/libc.a" \
-	"$S"/usr/lib/clang/*/lib/"$triple"/libclang_rt.builtins.a "$L/crtn.o"
-out=$ROOT/tests/sysroot/libm_exact.$triple.expected
-qemu-i386-static "$T/i686.ref" >"$T/i686.out"
-if cmp -s "$T/i686.out" "$ROOT/tests/sysroot/libm_exact.expected"; then
-	rm -f "$out"
-	echo "$target: musl built by gcc with SSE2 arithmetic matches the x86_64 reference"
-else
-	mv "$T/i686.out" "$out"
-	echo "$(basename "$out"): musl $VERSION_UPSTREAM built by the host's gcc -m32 -mfpmath=sse"
-fi
+reference "$target" "$T/musl-i686/lib" qemu-i386-static \
+	"musl $VERSION_UPSTREAM built by the host's gcc -m32 -mfpmath=sse"
