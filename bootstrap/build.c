@@ -743,6 +743,33 @@ static int refuse_to_build(struct plan *p)
 	return missing ? -1 : 0;
 }
 
+/* Have all the stages a target's sysroot is made of (and its tools) been built or found? */
+static bool target_built(const struct plan *p, const struct target *t)
+{
+	struct node **stages, **tools;
+	size_t n = plan_target_stages(p, t, &stages), n_tools = plan_toolchain_stages(p, t, &tools);
+	bool built = true;
+	for (size_t i = 0; i < n + n_tools && built; i++) {
+		enum node_state s = (i < n ? stages[i] : tools[i - n])->state;
+		built = s == NODE_DONE || s == NODE_CACHED;
+	}
+	free(stages);
+	free(tools);
+	return built;
+}
+
+/* After a failure with -k: the targets that failed nothing still get their sysroots, as a
+ * run of those targets alone would have made them. */
+static void assemble_built(const struct plan *p)
+{
+	for (size_t t = 0; t < p->n_targets; t++) {
+		const struct target *target = p->targets[t];
+		if (target_built(p, target) && sysroot_assemble(p, target) == 0)
+			info("sysroot %s: %s/%s (every stage of it built; another target failed)",
+			     target->name, p->dirs.out, target->name);
+	}
+}
+
 int build_run(struct plan *p, const struct build_options *o)
 {
 	double started = now_seconds();
@@ -784,8 +811,11 @@ int build_run(struct plan *p, const struct build_options *o)
 			buf_release(&left);
 			return EXIT_INTERRUPTED;
 		}
-		if (failed)
+		if (failed) {
+			if (o->keep_going)
+				assemble_built(p);
 			return r.extract_failed ? EXIT_FETCH : EXIT_FAILED;
+		}
 	}
 	for (size_t t = 0; t < p->n_targets; t++)
 		if (sysroot_assemble(p, p->targets[t]) < 0)

@@ -100,6 +100,16 @@ check "failing step is reported with stage, command and log" 1 \
 	"stage 'fails' of target 'fails' failed: step 2 of 2 ($P/stages/fails.yaml:4) exited with status 2" \
 	"ls /no/such/path" "log: $T/work/logs/fails/fails.log" "about to fail" "No such file or directory"
 assert "failed stage left nothing in the stage cache" sh -c "! grep -rqs fails $T/work/cache/stages/*/inputs"
+# With -k a target that failed nothing still gets its sysroot; without it, the run stops.
+rm -rf "$T/sysroots/toy"
+run $C build fails toy
+check "without -k a failure leaves the other target's sysroot unmade" 1 "stage 'fails' of target 'fails' failed"
+assert "no sysroot for the other target" test ! -e "$T/sysroots/toy"
+run $C build -k fails toy
+check "-k: the target that failed nothing gets its sysroot" 1 "stage 'fails' of target 'fails' failed" \
+	"sysroot toy: $T/sysroots/toy (every stage of it built; another target failed)"
+assert "-k: that sysroot is complete" grep -q "hello again from toy" "$T/sysroots/toy/usr/share/toy/second.txt"
+assert "-k: none for the failed target" test ! -e "$T/sysroots/fails"
 
 # Two runs on one work directory: the second fails clearly (or waits with --wait).
 cat >"$P/stages/slow.yaml" <<'EOT'
