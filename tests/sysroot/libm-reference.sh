@@ -7,6 +7,8 @@
 #                                 written only where it differs from the x86_64 one
 #   libm_exact.i686-...expected   musl built here by the host's gcc -m32 with i686-linux-musl's
 #                                 SSE2 flags (Debian's i386 musl uses the x87: see below)
+#   libm_exact.powerpc-...        musl built here by Debian's powerpc cross gcc
+#                                 (gcc-powerpc-linux-gnu; Debian has no powerpc musl)
 # The Debian packages come from the archive this machine's apt uses (never named here),
 # verified by apt (signed Release files, hashes; tests/lib/debian-deb.sh); the
 # test program is compiled with the built sysroot's clang and linked with Debian's gcc-built
@@ -68,28 +70,39 @@ mips64el mips64el-linux-musl mips64el-linux-musl qemu-mips64el-static
 mipsel mipsel-linux-musl mipsel-linux-musl qemu-mipsel-static
 EOT
 
+# Where Debian has no musl of the architecture, or none built as the target is, the reference
+# is musl of the sysroot's version and patches, from crossroot's verified download, built here
+# by a gcc of Debian's (only the library: the program is compiled by the sysroot's clang and
+# linked with its compiler-rt builtins, as above).
+# built_reference TARGET PACKAGE "CC" MUSL-TARGET QEMU WHAT (PACKAGE: Debian's, holding CC)
+built_reference() {
+	if [ ! -x "$ROOT/sysroots/$1/bin/$1-clang" ]; then
+		echo "$1: no sysroot, skipped (crossroot build $1)" >&2
+		return 0
+	fi
+	command -v "${3%% *}" >/dev/null || { echo "$1: ${3%% *} is missing: apt-get install $2" >&2; return 1; }
+	version=$(sed -n 's/^version: *"*\([^"]*\)"*$/\1/p' "$ROOT/sources/musl.yaml")
+	sum=$(sed -n 's/^ *sha256: *//p' "$ROOT/sources/musl.yaml" | head -1)
+	tarball=${CROSSROOT_CACHE:-$ROOT/work/cache}/downloads/$sum
+	[ -f "$tarball" ] || { echo "$tarball: musl's verified download is missing (crossroot build $1)" >&2; return 1; }
+	echo "$sum  $tarball" | sha256sum -c --quiet - || { echo "$tarball: not musl's pinned sha256 $sum" >&2; return 1; }
+	mkdir "$T/musl-$1"
+	tar -xzf "$tarball" -C "$T/musl-$1" --strip-components=1
+	for p in "$ROOT"/patches/musl/"$version"/*.patch; do patch -s -p1 -d "$T/musl-$1" <"$p"; done
+	(cd "$T/musl-$1" && CC="$3" ./configure --target="$4" --disable-shared >/dev/null &&
+		make -s -j"$(nproc)" AR=llvm-ar-19 RANLIB=llvm-ranlib-19 lib/libc.a lib/crt1.o \
+			lib/crti.o lib/crtn.o >/dev/null 2>&1) ||
+		{ echo "$1: building the reference musl failed" >&2; return 1; }
+	reference "$1" "$T/musl-$1/lib" "$5" "musl $version built by $6"
+}
+
 # i686-linux-musl does its floating point in SSE2 registers (-mfpmath=sse, see its target
-# file); Debian's i386 musl uses the x87 unit, so it is no reference. Ours is musl of the
-# sysroot's version and patches, from crossroot's verified download, built here by the host's
-# gcc with the target's flags (-m32 -march=pentium4 -mfpmath=sse; gcc rounds x87 and SSE
-# arithmetic as C says, -fexcess-precision=standard). Only the library: the program is
-# compiled by the sysroot's clang and linked with its compiler-rt builtins, as above.
-target=i686-linux-musl
-S=$ROOT/sysroots/$target
-if [ ! -x "$S/bin/$target-clang" ]; then
-	echo "$target: no sysroot, skipped (crossroot build $target)" >&2
-	exit 0
-fi
-VERSION_UPSTREAM=$(sed -n 's/^version: *"*\([^"]*\)"*$/\1/p' "$ROOT/sources/musl.yaml")
-sum=$(sed -n 's/^ *sha256: *//p' "$ROOT/sources/musl.yaml" | head -1)
-tarball=${CROSSROOT_CACHE:-$ROOT/work/cache}/downloads/$sum
-[ -f "$tarball" ] || { echo "$tarball: musl's verified download is missing (crossroot build $target)" >&2; exit 1; }
-echo "$sum  $tarball" | sha256sum -c --quiet - || { echo "$tarball: not musl's pinned sha256 $sum" >&2; exit 1; }
-mkdir "$T/musl-i686"
-tar -xzf "$tarball" -C "$T/musl-i686" --strip-components=1
-for p in "$ROOT"/patches/musl/"$VERSION_UPSTREAM"/*.patch; do patch -s -p1 -d "$T/musl-i686" <"$p"; done
-(cd "$T/musl-i686" && CC="gcc -m32 -march=pentium4 -mfpmath=sse" ./configure --target=i386-linux-musl \
-	--disable-shared >/dev/null && make -s -j"$(nproc)" AR=ar RANLIB=ranlib lib/libc.a lib/crt1.o \
-	lib/crti.o lib/crtn.o >/dev/null 2>&1) || { echo "$target: building the reference musl failed" >&2; exit 1; }
-reference "$target" "$T/musl-i686/lib" qemu-i386-static \
-	"musl $VERSION_UPSTREAM built by the host's gcc -m32 -mfpmath=sse"
+# file); Debian's i386 musl uses the x87 unit, so it is no reference: the host's gcc with the
+# target's flags (gcc rounds x87 and SSE arithmetic as C says, -fexcess-precision=standard).
+built_reference i686-linux-musl gcc "gcc -m32 -march=pentium4 -mfpmath=sse" i386-linux-musl \
+	qemu-i386-static "the host's gcc -m32 -mfpmath=sse"
+# 32-bit PowerPC: Debian has no powerpc musl (the port is not an official architecture); its
+# powerpc cross gcc (package gcc-powerpc-linux-gnu) with musl's 64-bit long double, at -O2 as
+# the target builds musl (see its file)
+built_reference powerpc-linux-musl gcc-powerpc-linux-gnu "powerpc-linux-gnu-gcc -mlong-double-64 -msecure-plt -O2" \
+	powerpc-linux-musl qemu-ppc-static "Debian's powerpc-linux-gnu-gcc"
