@@ -50,6 +50,7 @@ s390x-linux-musl S/390 /lib/ld-musl-s390x.so.1 qemu-s390x-static
 aarch64_be-linux-musl MSB /lib/ld-musl-aarch64_be.so.1 qemu-aarch64_be-static
 mips64el-linux-musl MIPS64 /lib/ld-musl-mips64el.so.1 qemu-mips64el-static
 mipsel-linux-musl MIPS32 /lib/ld-musl-mipsel.so.1 qemu-mipsel-static
+powerpc-linux-musl PowerPC /lib/ld-musl-powerpc.so.1 qemu-ppc-static
 EOT
 
 for target in powerpc64le-linux-musl powerpc64-linux-musl; do

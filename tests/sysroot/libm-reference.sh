@@ -73,7 +73,8 @@ EOT
 # Where Debian has no musl of the architecture, or none built as the target is, the reference
 # is musl of the sysroot's version and patches, from crossroot's verified download, built here
 # by a gcc of Debian's (only the library: the program is compiled by the sysroot's clang and
-# linked with its compiler-rt builtins, as above).
+# linked with its compiler-rt builtins, as above), at -O2 as Debian builds musl (at musl's own
+# -Os, gcc saves registers through libgcc routines on some architectures: see powerpc's file).
 # built_reference TARGET PACKAGE "CC" MUSL-TARGET QEMU WHAT (PACKAGE: Debian's, holding CC)
 built_reference() {
 	if [ ! -x "$ROOT/sysroots/$1/bin/$1-clang" ]; then
@@ -89,7 +90,7 @@ built_reference() {
 	mkdir "$T/musl-$1"
 	tar -xzf "$tarball" -C "$T/musl-$1" --strip-components=1
 	for p in "$ROOT"/patches/musl/"$version"/*.patch; do patch -s -p1 -d "$T/musl-$1" <"$p"; done
-	(cd "$T/musl-$1" && CC="$3" ./configure --target="$4" --disable-shared >/dev/null &&
+	(cd "$T/musl-$1" && CC="$3" CFLAGS=-O2 ./configure --target="$4" --disable-shared >/dev/null &&
 		make -s -j"$(nproc)" AR=llvm-ar-19 RANLIB=llvm-ranlib-19 lib/libc.a lib/crt1.o \
 			lib/crti.o lib/crtn.o >/dev/null 2>&1) ||
 		{ echo "$1: building the reference musl failed" >&2; return 1; }
@@ -102,7 +103,6 @@ built_reference() {
 built_reference i686-linux-musl gcc "gcc -m32 -march=pentium4 -mfpmath=sse" i386-linux-musl \
 	qemu-i386-static "the host's gcc -m32 -mfpmath=sse"
 # 32-bit PowerPC: Debian has no powerpc musl (the port is not an official architecture); its
-# powerpc cross gcc (package gcc-powerpc-linux-gnu) with musl's 64-bit long double, at -O2 as
-# the target builds musl (see its file)
-built_reference powerpc-linux-musl gcc-powerpc-linux-gnu "powerpc-linux-gnu-gcc -mlong-double-64 -msecure-plt -O2" \
+# powerpc cross gcc (package gcc-powerpc-linux-gnu) with musl's 64-bit long double
+built_reference powerpc-linux-musl gcc-powerpc-linux-gnu "powerpc-linux-gnu-gcc -mlong-double-64 -msecure-plt" \
 	powerpc-linux-musl qemu-ppc-static "Debian's powerpc-linux-gnu-gcc"
