@@ -46,7 +46,7 @@ check: crossroot tests/unit/run-unit tests/fuzz/fuzz-recipes tests/fuzz/fuzz-pla
 fuzz: tests/fuzz/fuzz-recipes tests/fuzz/fuzz-plan
 	FUZZ_SECONDS=600 tests/fuzz/run.sh
 
-# Every target built and tested for real, with file/readelf checks (slow: 3 to 4 hours cold on
+# Every target built and tested for real, with file/readelf checks (slow: 5 to 6 hours cold on
 # 2 cores, the GNU targets 110 min of it; about 25 min when every stage is cached).
 check-all: crossroot
 	tests/full/all-targets.sh
