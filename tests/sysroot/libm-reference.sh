@@ -14,7 +14,7 @@
 # test program is compiled with the built sysroot's clang and linked with Debian's gcc-built
 # libc.a, start files and the sysroot's compiler-rt builtins (long double helpers).
 # Usage: tests/sysroot/libm-reference.sh (make libm-reference); needs the sysroots of the
-# architectures below built. Files of architectures without a Debian musl are left alone.
+# architectures below built (a target without one is skipped and its file left alone).
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SRC=$ROOT/tests/sysroot/libm_exact.c
