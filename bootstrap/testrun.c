@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,6 +26,9 @@ struct test {
 	                               cannot host it), and said so in its result line */
 	struct strlist not_run_under;   /* "not-run-under: qemu-x86_64-static: why": the same,
 	                                   under that qemu only (qemu, why, ...) */
+	char *native;               /* "native: why": where the host's CPU runs the target's
+	                               programs, it runs there, through the sysroot's loader,
+	                               not under qemu (and despite not-run) */
 };
 
 static bool is_key_char(char c)
@@ -35,7 +39,8 @@ static bool is_key_char(char c)
 /* One header line's value, checked: NULL if it is right, else why not. */
 static char *header_value(struct test *t, const char *key, char *value)
 {
-	static const char *const known = "link, flags, shared, requires, exit, not-run, not-run-under";
+	static const char *const known = "link, flags, shared, requires, exit, not-run, not-run-under, "
+	                                 "native";
 	struct strlist *into = strcmp(key, "link") == 0 ? &t->links :
 	                       strcmp(key, "flags") == 0 ? &t->flags :
 	                       strcmp(key, "shared") == 0 ? &t->shared :
@@ -58,6 +63,9 @@ static char *header_value(struct test *t, const char *key, char *value)
 	} else if (strcmp(key, "not-run") == 0) {
 		if (!t->not_run)
 			t->not_run = xstrdup(value);
+	} else if (strcmp(key, "native") == 0) {
+		if (!t->native)
+			t->native = xstrdup(value);
 	} else if (strcmp(key, "not-run-under") == 0) {
 		size_t name = strcspn(value, " \t:");
 		char *why = value + name + strspn(value + name, " \t");
@@ -107,6 +115,7 @@ static void test_release(struct test *t)
 	free(t->name);
 	free(t->source);
 	free(t->not_run);
+	free(t->native);
 	strlist_release(&t->not_run_under);
 	strlist_release(&t->links);
 	strlist_release(&t->flags);
@@ -146,9 +155,10 @@ static int compile(const char *driver, const char *src, const char *out, const s
 }
 
 /* A dynamic program must ask for a loader the sysroot has: otherwise qemu -L would quietly
- * take the host's file of that name, or none. Returns -1 with the reason in `log`. */
+ * take the host's file of that name, or none. Returns -1 with the reason in `log`; else 0, and
+ * the program's interpreter (NULL for none) in *interp_out. */
 static int check_interpreter(const struct target *t, const char *exe, const char *sysroot,
-                             struct buf *log)
+                             struct buf *log, char **interp_out)
 {
 	struct strlist argv = {0};
 	strlist_take(&argv, xasprintf("%s/bin/%s-readelf", sysroot, t->name));
@@ -176,11 +186,60 @@ static int check_interpreter(const struct target *t, const char *exe, const char
 		}
 		free(real);
 		free(root);
-		free(interp);
+		if (rc == 0)
+			*interp_out = interp;
+		else
+			free(interp);
 		free(inside);
 	}
 	buf_release(&out);
 	return rc;
+}
+
+/* Can this host's CPU run the target's programs itself: the same architecture (uname's machine
+ * is the target's Meson cpu_family: x86_64, aarch64) and byte order? */
+static bool host_runs_target(const struct target *t)
+{
+	struct utsname u;
+	const char *order = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? "little" : "big";
+	return uname(&u) == 0 && t->cpu_family && t->endian && strcmp(u.machine, t->cpu_family) == 0 &&
+	       strcmp(t->endian, order) == 0;
+}
+
+/* The command that runs `exe`: under qemu-user with the sysroot as its -L prefix, or natively.
+ * Natively a dynamic program runs through the sysroot's own loader (its PT_INTERP inside the
+ * sysroot) with the sysroot's library directories first, as qemu -L gives them; glibc's loader
+ * also leaves the host's /etc/ld.so.cache unread (--inhibit-cache). */
+static void run_command(const struct target *t, const char *sysroot, const char *exe,
+                        const char *interp, bool native, struct strlist *argv)
+{
+	char *real = realpath(sysroot, NULL);
+	const char *root = real ? real : sysroot;
+	strlist_add(argv, "timeout");
+	strlist_add(argv, "120");
+	if (native) {
+		strlist_add(argv, "env");
+		strlist_take(argv, xasprintf("CROSSROOT_SYSROOT=%s", root));
+		if (interp) {
+			strlist_take(argv, xasprintf("%s%s", root, interp));
+			if (!strstr(t->triple, "-musl"))
+				strlist_add(argv, "--inhibit-cache");
+			strlist_add(argv, "--library-path");
+			strlist_take(argv, xasprintf("%s/lib:%s/usr/lib", root, root));
+		}
+	} else {
+		strlist_add(argv, t->qemu);
+		if (t->qemu_cpu) {
+			strlist_add(argv, "-cpu");
+			strlist_add(argv, t->qemu_cpu);
+		}
+		strlist_add(argv, "-L");
+		strlist_add(argv, sysroot);
+		strlist_add(argv, "-E");   /* for host_isolation.c */
+		strlist_take(argv, xasprintf("CROSSROOT_SYSROOT=%s", root));
+	}
+	strlist_add(argv, exe);
+	free(real);
 }
 
 /* Build and run one test with one link mode; returns 1 pass, 0 fail. */
@@ -195,6 +254,7 @@ static int run_one(const struct dirs *dirs, const struct target *t, const char *
 	if (is_static)
 		strlist_add(&extra, "-static");
 	int ok = 0;
+	char *interp = NULL;   /* a dynamic program's loader, as it asks for it */
 	for (size_t i = 0; i < test->shared.n; i++) {
 		char *src = xasprintf("%s/tests/sysroot/%s", dirs->root, test->shared.v[i]);
 		char *base = xstrndup(test->shared.v[i], strcspn(test->shared.v[i], "."));
@@ -222,7 +282,7 @@ static int run_one(const struct dirs *dirs, const struct target *t, const char *
 		       run_describe(status, how), log.s ? log.s : "");
 		goto out;
 	}
-	if (!is_static && check_interpreter(t, exe, sysroot, &log) < 0) {
+	if (!is_static && check_interpreter(t, exe, sysroot, &log, &interp) < 0) {
 		printf("FAIL %-28s %-8s wrong program interpreter:\n%s", test->name, link, log.s);
 		goto out;
 	}
@@ -232,26 +292,15 @@ static int run_one(const struct dirs *dirs, const struct target *t, const char *
 	for (size_t i = 0; i + 1 < test->not_run_under.n && !not_run; i += 2)
 		if (strcmp(test->not_run_under.v[i], qemu) == 0)
 			not_run = test->not_run_under.v[i + 1];
-	if (not_run) {
+	bool native = test->native && host_runs_target(t);
+	if (not_run && !native) {
 		printf("ok   %-28s %-8s built and linked; not run: %s\n", test->name, link, not_run);
 		ok = 1;
 		goto out;
 	}
 	struct strlist argv = {0};
-	char *real = realpath(sysroot, NULL);
-	strlist_add(&argv, "timeout");
-	strlist_add(&argv, "120");
-	strlist_add(&argv, t->qemu);
-	if (t->qemu_cpu) {
-		strlist_add(&argv, "-cpu");
-		strlist_add(&argv, t->qemu_cpu);
-	}
-	strlist_add(&argv, "-L");
-	strlist_add(&argv, sysroot);
-	strlist_add(&argv, "-E");   /* for host_isolation.c */
-	strlist_take(&argv, xasprintf("CROSSROOT_SYSROOT=%s", real ? real : sysroot));
-	free(real);
-	strlist_add(&argv, exe);
+	run_command(t, sysroot, exe, interp, native, &argv);
+	char *where = native ? xstrdup("natively") : xasprintf("under %s", t->qemu);
 	struct buf out = {0};
 	status = run_logged(&argv, &out);
 	strlist_release(&argv);
@@ -273,20 +322,22 @@ static int run_one(const struct dirs *dirs, const struct target *t, const char *
 	int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 	if (code != test->exit_status) {
 		char how[96];
-		printf("FAIL %-28s %-8s %s under %s (expected status %d); output:\n%s\n", test->name, link,
-		       run_describe(status, how), t->qemu, test->exit_status, out.s ? out.s : "");
+		printf("FAIL %-28s %-8s %s %s (expected status %d); output:\n%s\n", test->name, link,
+		       run_describe(status, how), where, test->exit_status, out.s ? out.s : "");
 	} else if (strcmp(expected ? expected : "", out.s ? out.s : "") != 0) {
 		printf("FAIL %-28s %-8s output differs from %s\n--- expected\n%s--- got\n%s---\n",
 		       test->name, link, expected_path, expected ? expected : "", out.s ? out.s : "");
 	} else {
-		printf("ok   %-28s %s\n", test->name, link);
+		printf("ok   %-28s %s%s\n", test->name, link, native ? " (run natively)" : "");
 		ok = 1;
 	}
+	free(where);
 	free(expected);
 	free(expected_path);
 	buf_release(&out);
 out:
 	fflush(stdout);
+	free(interp);
 	strlist_release(&extra);
 	buf_release(&log);
 	free(driver);
@@ -370,7 +421,9 @@ static char *sysroot_pieces(const char *sysroot, const struct target *t)
 static char *result_cell(const char *name, const char *report, int failed)
 {
 	if (failed == 0)
-		return xstrdup(report && strstr(report, "; not run: ") ? "built and linked, not run" : "ok");
+		return xstrdup(report && strstr(report, "; not run: ")    ? "built and linked, not run"
+		               : report && strstr(report, " (run natively)") ? "ok (run natively)"
+		                                                             : "ok");
 	struct buf b = {0};
 	for (const char *line = report; line && *line;) {
 		const char *end = strchr(line, '\n');

@@ -25,12 +25,20 @@ printf '// not-run-under: qemu-aarch64-static: the reason here\nint main(void){r
 printf '// not-run-under: qemu-ppc-static: another qemu\n#include <stdio.h>\nint main(void){puts("ran");return 0;}\n' \
 	>"$T/hdr/tests/sysroot/runs_here.c"
 echo ran >"$T/hdr/tests/sysroot/runs_here.expected"
+# native: only where the host's CPU runs the target's programs; elsewhere not-run holds
+printf '// native: the reason\n// not-run: qemu cannot\nint main(void){return 1;}\n' \
+	>"$T/hdr/tests/sysroot/native_only.c"
 run $CROSSROOT -C "$T/hdr" --work "$T/hdrwork" --out "$T/sysroots" test $TARGET
 check "not-run-under: built and linked, not run under the qemu it names" 0 \
 	"exempt_here                  static   built and linked; not run: the reason here" \
 	"exempt_here                  dynamic  built and linked; not run: the reason here"
 assert "not-run-under: another qemu's exemption does not apply" sh -c \
 	"grep -q '^ok   runs_here  *static\$' $T/out && grep -q '^ok   runs_here  *dynamic\$' $T/out"
+if [ "$(uname -m)" != aarch64 ]; then
+	check "native: on a host of another architecture, the program is not run" 0 \
+		"native_only                  static   built and linked; not run: qemu cannot" \
+		"native_only                  dynamic  built and linked; not run: qemu cannot"
+fi
 
 # A header line the runner does not understand fails that program, naming the file and line,
 # instead of being ignored (the program would run, or be built, as its author did not mean).

@@ -1,6 +1,7 @@
 // flags: -fsanitize=address -fno-omit-frame-pointer
 // requires: clang_rt.asan
 // link: dynamic
+// native: qemu-user cannot host it (below); where the host's CPU is the target's, it runs there
 // not-run: qemu-user 7.2 cannot host ASan's memory layout: after the runtime maps its shadow, qemu's mmap of the allocator region (0x500000000000) makes no progress in minutes
 /* asan: AddressSanitizer finds a heap overflow one byte past a malloc'd block and reports it
  * with the stack of the bad write and of the allocation, then stops the program; memory used

@@ -2,6 +2,7 @@
 // requires: clang_rt.fuzzer
 // exit: 77
 // link: dynamic
+// native: qemu-x86_64 misaligns its signal stacks (below); where the host's CPU is the target's, it runs there
 // not-run-under: qemu-arm-static: after finding the bug, libFuzzer's crash handler prints a stack trace, whose unwinder asks musl's pthread_getattr_np for the main thread's stack; musl finds its end by growing pages with mremap until one fails with EFAULT, and qemu-user 7.2 answers ENOMEM for every page of a 32-bit guest (its address space is reserved on the host), so the probe never ends
 // not-run-under: qemu-i386-static: after finding the bug, libFuzzer's crash handler prints a stack trace, whose unwinder asks musl's pthread_getattr_np for the main thread's stack; musl finds its end by growing pages with mremap until one fails with EFAULT, and qemu-user 7.2 answers ENOMEM for every page of a 32-bit guest (its address space is reserved on the host), so the probe never ends
 // not-run-under: qemu-x86_64-static: qemu-user 7.2 enters an x86_64 signal handler with the stack misaligned by 8 (%rsp % 16 == 0 at entry, 8 natively), so libFuzzer's SIGABRT handler dies in musl's vfprintf on an aligned SSE store (movaps) after finding the bug

@@ -1,6 +1,7 @@
 // flags: -fsanitize=memory
 // requires: clang_rt.msan
 // link: dynamic
+// native: qemu-user cannot host it (below); where the host's CPU is the target's, it runs there
 // not-run: qemu-user on an x86_64 host cannot map MSan's allocator at 0xe00000000000, above the host's 47-bit user address space (the runtime's CHECK in sanitizer_allocator_primary64.h:133 fails)
 /* msan: MemorySanitizer reports a branch on a malloc'd value never written, and stops the
  * program; the same branch on a written value is not reported. */

@@ -1,6 +1,8 @@
 // flags: -fsanitize=thread
 // requires: clang_rt.tsan
 // link: dynamic
+// native: qemu-x86_64 cannot host it (below); where the host's CPU is the target's, it runs there
+// not-run-under: qemu-x86_64-static: after TSan maps its x86_64 shadow memory, qemu-user 7.2's next mmap (8 KiB at 0x720000000000) makes no progress in minutes
 /* tsan: ThreadSanitizer reports two threads that increment one counter without a lock, and
  * the program ends with its exit status (66); the same threads with a mutex are not reported. */
 #include <pthread.h>
