@@ -1,5 +1,5 @@
 #!/bin/sh
-# Every target in targets/, built and tested for real (make check-all; 5 to 6 hours cold on
+# Every target in targets/, built and tested for real (make check-all; 6 to 7 hours cold on
 # 2 cores, 25 min when every stage is cached). Uses the project's own work/ and sysroots/ so the results stay usable.
 # Checks what `file` and `readelf` say of produced binaries: machine, ABI, interpreter.
 . "$(dirname "$0")/../lib/common.sh"

@@ -18,6 +18,8 @@ status=0
 while read -r debarch target qemu; do
 	S=$ROOT/sysroots/$target
 	triple=$(sed -n 's/^triple: *//p' "$ROOT/targets/$target.yaml")
+	# the target's CPU model, as crossroot test runs it (glibc picks some libm routines by it)
+	cpu=$(sed -n 's/^qemu_cpu: *\([^ #]*\).*/\1/p' "$ROOT/targets/$target.yaml")
 	if [ ! -x "$S/bin/$target-clang" ]; then
 		echo "$target: no sysroot, skipped (crossroot build $target)" >&2
 		continue
@@ -29,8 +31,8 @@ while read -r debarch target qemu; do
 		# shellcheck disable=SC2086
 		"$S/bin/$target-clang" -O2 $flags -o "$T/$name" "$ROOT/tests/sysroot/$name.c" -lm
 		# a failing run is a difference too (its status is part of what is compared)
-		$qemu -L "$T/$debarch" "$T/$name" >"$T/$name.debian" 2>&1 || echo "[exit status $?]" >>"$T/$name.debian"
-		$qemu -L "$S" "$T/$name" >"$T/$name.ours" 2>&1 || echo "[exit status $?]" >>"$T/$name.ours"
+		$qemu ${cpu:+-cpu "$cpu"} -L "$T/$debarch" "$T/$name" >"$T/$name.debian" 2>&1 || echo "[exit status $?]" >>"$T/$name.debian"
+		$qemu ${cpu:+-cpu "$cpu"} -L "$S" "$T/$name" >"$T/$name.ours" 2>&1 || echo "[exit status $?]" >>"$T/$name.ours"
 		if grep -q '^\[exit status' "$T/$name.debian"; then
 			echo "$target: $name fails with Debian's libc6 $VERSION ($debarch):" >&2
 			tail -3 "$T/$name.debian" >&2
@@ -49,5 +51,6 @@ while read -r debarch target qemu; do
 done <<'EOT'
 arm64 aarch64-linux-gnu qemu-aarch64-static
 armhf armv7-rpi2-linux-gnueabihf qemu-arm-static
+amd64 x86_64-linux-gnu-libcxx qemu-x86_64-static
 EOT
 exit $status

@@ -8,12 +8,14 @@
 #include <string.h>
 #include <sys/auxv.h>
 
-/* the C library's dynamic loader: glibc's /lib/ld-linux-<arch>.so.<n>, else musl's
- * /lib/ld-musl-<arch>.so.1 (musl defines no macro of its own) */
+/* the C library's dynamic loader: glibc's /lib/ld-linux-<arch>.so.<n> (x86-64's psABI puts it
+ * in /lib64), else musl's /lib/ld-musl-<arch>.so.1 (musl defines no macro of its own) */
 #ifdef __GLIBC__
 #define LOADER "/lib/ld-linux-"
+#define LOADER_LIB64 "/lib64/ld-linux-"
 #else
 #define LOADER "/lib/ld-musl-"
+#define LOADER_LIB64 LOADER
 #endif
 
 static int objects;
@@ -39,8 +41,9 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data)
 static int is_loader(const char *path)
 {
 	const char *so = strstr(path, ".so.");
-	return strncmp(path, LOADER, strlen(LOADER)) == 0 && so && so[4] >= '1' && so[4] <= '9' &&
-	       so[5] == '\0';
+	int named = strncmp(path, LOADER, strlen(LOADER)) == 0 ||
+	            strncmp(path, LOADER_LIB64, strlen(LOADER_LIB64)) == 0;
+	return named && so && so[4] >= '1' && so[4] <= '9' && so[5] == '\0';
 }
 
 static void report_link_mode(void)

@@ -1,4 +1,6 @@
 // flags: -pthread
+// native: qemu-x86_64 misaligns signal stacks (below); where the host's CPU is the target's, it runs there
+// not-run-under: qemu-x86_64-static: qemu-user 7.2 enters x86_64 signal handlers with the stack misaligned by 8, and glibc's cancellation handler unwinds through dl_iterate_phdr, which faults on an aligned SSE store (movaps)
 /* thread_cancel: pthread_exit and pthread_cancel end a thread and run its cleanup handlers,
  * and pthread_join sees the value or PTHREAD_CANCELED. glibc does both by unwinding the
  * thread's stack, with the unwinder it loads at run time (libgcc_s.so.1): a sysroot without
