@@ -30,14 +30,14 @@ case " $TARGETS " in *" aarch64-linux-gnu-libcxx "*)
 	done
 esac
 # on an x86_64 host, the x86_64 sanitizer programs qemu cannot host run natively, through the
-# sysroot's loader: ASan, MSan and TSan report for real
+# sysroot's loader: ASan, LSan, MSan and TSan report for real
 case " $TARGETS " in *" x86_64-linux-gnu-libcxx "*)
 	awk '/testing x86_64-linux-gnu-libcxx:/ {on = 1; next} /testing / {on = 0} on' "$T/out" >"$T/x86-out"
 	for prog in cfi safestack ubsan_standalone ubsan_minimal scudo thread_cancel; do
 		assert "x86_64-linux-gnu-libcxx: $prog passes" grep -q "^ok   $prog " "$T/x86-out"
 	done
 	if [ "$(uname -m)" = x86_64 ]; then
-		for prog in asan msan tsan fuzzer; do
+		for prog in asan lsan msan tsan fuzzer; do
 			assert "x86_64-linux-gnu-libcxx: $prog passes, run natively" grep -q "^ok   $prog  *dynamic (run natively)\$" "$T/x86-out"
 		done
 	fi
