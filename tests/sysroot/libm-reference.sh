@@ -48,18 +48,21 @@ reference() {
 	fi
 }
 
+# have_sysroot TARGET: its sysroot is built; else it is skipped, its file left alone
+have_sysroot() {
+	[ -x "$ROOT/sysroots/$1/bin/$1-clang" ] && return 0
+	echo "$1: no sysroot, skipped (crossroot build $1)" >&2
+	return 1
+}
+
 . "$ROOT/tests/lib/debian-deb.sh"
 VERSION=$(dpkg-query -W -f='${Version}' musl-dev)
 # Debian architecture, multiarch directory, crossroot target, qemu. Not ppc64el: gcc defines
 # __FP_FAST_FMA there and clang does not, so Debian's log2 and pow take musl's fma path and ours
 # the generic one (x86_64's); they differ in 9 directed-rounding calls of 102,400.
 while read -r debarch multiarch target qemu; do
-	S=$ROOT/sysroots/$target
 	[ -f "$ROOT/targets/$target.yaml" ] || continue
-	if [ ! -x "$S/bin/$target-clang" ]; then
-		echo "$target: no sysroot, skipped (crossroot build $target)" >&2
-		continue
-	fi
+	have_sysroot "$target" || continue
 	deb=$(deb_fetch "$T/apt" "arm64 mips64el mipsel" "musl-dev:$debarch=$VERSION" "$T")
 	dpkg-deb -x "$deb" "$T/$debarch"
 	reference "$target" "$T/$debarch/usr/lib/$multiarch" "$qemu" \
@@ -77,10 +80,7 @@ EOT
 # -Os, gcc saves registers through libgcc routines on some architectures: see powerpc's file).
 # built_reference TARGET PACKAGE "CC" MUSL-TARGET QEMU WHAT (PACKAGE: Debian's, holding CC)
 built_reference() {
-	if [ ! -x "$ROOT/sysroots/$1/bin/$1-clang" ]; then
-		echo "$1: no sysroot, skipped (crossroot build $1)" >&2
-		return 0
-	fi
+	have_sysroot "$1" || return 0
 	command -v "${3%% *}" >/dev/null || { echo "$1: ${3%% *} is missing: apt-get install $2" >&2; return 1; }
 	version=$(sed -n 's/^version: *"*\([^"]*\)"*$/\1/p' "$ROOT/sources/musl.yaml")
 	sum=$(sed -n 's/^ *sha256: *//p' "$ROOT/sources/musl.yaml" | head -1)
@@ -92,8 +92,9 @@ built_reference() {
 	for p in "$ROOT"/patches/musl/"$version"/*.patch; do patch -s -p1 -d "$T/musl-$1" <"$p"; done
 	(cd "$T/musl-$1" && CC="$3" CFLAGS=-O2 ./configure --target="$4" --disable-shared >/dev/null &&
 		make -s -j"$(nproc)" AR=llvm-ar-19 RANLIB=llvm-ranlib-19 lib/libc.a lib/crt1.o \
-			lib/crti.o lib/crtn.o >/dev/null 2>&1) ||
-		{ echo "$1: building the reference musl failed" >&2; return 1; }
+			lib/crti.o lib/crtn.o) >"$T/musl-$1.log" 2>&1 ||
+		{ echo "$1: building the reference musl failed; the end of its log:" >&2
+		  tail -20 "$T/musl-$1.log" >&2; return 1; }
 	reference "$1" "$T/musl-$1/lib" "$5" "musl $version built by $6"
 }
 
