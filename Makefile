@@ -10,7 +10,7 @@ CFLAGS = -std=c17 $(OPT) $(WARN) -DCROSSROOT_VERSION='"$(VERSION)"' $$(pkg-confi
 LDLIBS = $$(pkg-config --libs $(PKGS))
 SAN_FLAGS = $$(if [ -n "$(SAN)" ]; then echo -fsanitize=address,undefined; fi)
 
-MODULES = util yamlfile digest recipes apt fetch signature extract run toolchain crossfiles plan cache scheduler debuginfo build overlay sysroot searchpaths testrun binfmt sign remote package sbom launcher matrix
+MODULES = util yamlfile digest tree recipes apt fetch signature extract run toolchain crossfiles plan cache scheduler debuginfo build overlay sysroot searchpaths testrun binfmt sign remote package sbom launcher matrix
 OBJS = $(MODULES:%=bootstrap/%.o)
 HEADERS = $(MODULES:%=bootstrap/%.h)
 
@@ -29,7 +29,7 @@ tests/unit/run-unit: tests/unit/unit.c $(OBJS)
 # expansion and planning (with a fake host LLVM).
 FUZZ_CC = clang-19
 FUZZ_MODULES = util yamlfile digest recipes
-FUZZ_PLAN_MODULES = $(FUZZ_MODULES) toolchain cache plan
+FUZZ_PLAN_MODULES = $(FUZZ_MODULES) tree toolchain cache plan
 tests/fuzz/fuzz-recipes: tests/fuzz/fuzz-recipes.c $(FUZZ_MODULES:%=bootstrap/%.c) $(HEADERS) Makefile
 	$(FUZZ_CC) -std=c17 -g -O1 $(WARN) -fsanitize=fuzzer,address,undefined \
 		-iquote bootstrap $$(pkg-config --cflags $(PKGS)) -o $@ tests/fuzz/fuzz-recipes.c \

@@ -23,6 +23,7 @@
 #include "scheduler.h"
 #include "sysroot.h"
 #include "toolchain.h"
+#include "tree.h"
 #include "util.h"
 
 /* Runtime state of one node while the scheduler runs it (the plan holds no process data). */
@@ -32,7 +33,7 @@ struct job {
 	char *log_path;
 	double started, step_started;
 	char **env;                 /* NULL-ended, for the steps of a stage */
-	char **hide, **show;        /* NULL-ended, what its steps see (stage_sandbox) */
+	struct run_sandbox sandbox; /* what its steps see (stage_sandbox); lists NULL-ended */
 	pid_t pid_group;            /* the running step's process group */
 	bool splitting;             /* the steps are done; debuginfo_split() is running */
 	char *objcopy, *dest;       /* what it works with */
@@ -214,7 +215,9 @@ static char **stage_environment(const struct run *r, const struct node *n)
 	/* Python scripts of a build (libc++'s) would leave __pycache__ in the shared source tree,
 	 * which then fails its check and is extracted again by the next run */
 	strlist_add(&env, "PYTHONDONTWRITEBYTECODE=1");
-	strlist_take(&env, xasprintf("HOME=%s/home", r->p->dirs.work));
+	char *home = stage_path(n, "home");   /* its own: nothing of another stage or run */
+	strlist_take(&env, xasprintf("HOME=%s", home));
+	free(home);
 	/* the run wrappers refuse to run inside a step: a configure check that runs a target
 	 * program must not pass or fail with the host's binfmt registrations */
 	strlist_take(&env, xasprintf("CROSSROOT_STAGE=%s", n->stage->name));
@@ -241,50 +244,86 @@ static bool path_below(const char *path, size_t len, const char *dir)
 	return len >= n && strncmp(path, dir, n) == 0 && (len == n || path[n] == '/');
 }
 
-/* Steps see only their own stage: the work directory, the caches and the sysroots are hidden
- * from them, but for the stage's directory, its declared source trees and HOME (run_sandbox).
- * A directory above something else on the steps' PATH, or above the temporary directory the
- * compilers write to, is never hidden (a cache in /usr/..., sysroots in /tmp). */
+static const char *const *list_end(struct strlist *l)
+{
+	strlist_take(l, NULL);
+	return (const char *const *)l->v;
+}
+
+/* Steps see only their own stage (run.h): the work directory, the caches, the output, the
+ * invoking user's home and configuration are hidden from them; the stage's directory (its
+ * private HOME included) is theirs, its declared source trees are read-only, and so is every
+ * PATH entry a hidden directory holds (a toolchain in $HOME/...). The remote cache's signing
+ * key and configuration read as empty. */
 static void stage_sandbox(const struct run *r, const struct node *n, char *const env[],
                           struct job *j)
 {
 	const struct dirs *d = &r->p->dirs;
-	struct strlist hide = {0}, show = {0};
-	strlist_add(&show, n->base);
+	struct strlist hide = {0}, read_only = {0}, writable = {0}, mask = {0};
+	strlist_add(&writable, n->base);
 	for (size_t i = 0; i < n->stage->sources.n; i++)
-		strlist_add(&show, n->trees[i]->tree_dir);
-	strlist_take(&show, xasprintf("%s/home", d->work));
-	struct buf keep = {0};   /* PATH's entries and the temporary directories, ':'-separated */
-	for (char *const *e = env; *e; e++)
-		if (strncmp(*e, "PATH=", 5) == 0)
-			buf_printf(&keep, "%s:", *e + 5);
-		else if (strncmp(*e, "CCACHE_DIR=", 11) == 0 && (*e)[11] == '/') {
-			/* the user's, perhaps in the work directory: made now, as a directory that
-			 * does not exist cannot be bound back over the hidden one */
-			mkdir_p(*e + 11, 0755);
-			strlist_add(&show, *e + 11);
-		}
-	buf_puts(&keep, "/tmp:/var/tmp");   /* steps have no TMPDIR: compilers write to /tmp */
-	const char *path = keep.s;
-	const char *candidates[] = {d->work, d->downloads, d->stage_cache, d->out};
-	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
-		bool above_path = strlen(candidates[i]) <= 1;
-		for (const char *p = path; *p && !above_path;) {
-			size_t len = strcspn(p, ":");
-			bool shown = false;
-			for (size_t k = 0; k < show.n && !shown; k++)
-				shown = path_below(p, len, show.v[k]);
-			above_path = !shown && path_below(p, len, candidates[i]);
-			p += len + (p[len] == ':');
-		}
-		if (!above_path)
+		strlist_add(&read_only, n->trees[i]->tree_dir);
+	const char *candidates[] = {d->work, d->downloads, d->stage_cache, d->out, getenv("HOME"),
+	                            getenv("XDG_CONFIG_HOME"), "/root", "/home",
+	                            r->o->allow_network ? NULL : "/run"};
+	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++)
+		if (candidates[i] && candidates[i][0] == '/')
 			strlist_add(&hide, candidates[i]);
+	for (char *const *e = env; *e; e++)
+		if (strncmp(*e, "PATH=", 5) == 0) {
+			for (const char *p = *e + 5; *p;) {
+				size_t len = strcspn(p, ":");
+				bool hidden = false;
+				for (size_t k = 0; k < hide.n && !hidden; k++)
+					hidden = path_below(p, len, hide.v[k]) && !path_below(p, len, n->base);
+				char *dir = xasprintf("%.*s", (int)len, p);
+				if (hidden && is_dir(dir))
+					strlist_take(&read_only, dir);
+				else
+					free(dir);
+				p += len + (p[len] == ':');
+			}
+		} else if ((strncmp(*e, "CCACHE_DIR=", 11) == 0 && (*e)[11] == '/') ||
+		           (strncmp(*e, "DISTCC_DIR=", 11) == 0 && (*e)[11] == '/')) {
+			/* the launcher's state, perhaps in a hidden directory: made now, as a directory
+			 * that does not exist cannot be bound */
+			mkdir_p(*e + 11, 0755);
+			strlist_add(&writable, *e + 11);
+		}
+	for (size_t i = 0; r->o->secrets && i < r->o->secrets->n; i++)
+		strlist_add(&mask, r->o->secrets->v[i]);
+	j->sandbox = (struct run_sandbox){.no_network = !r->o->allow_network,
+	                                  .hide = list_end(&hide), .read_only = list_end(&read_only),
+	                                  .writable = list_end(&writable), .mask = list_end(&mask)};
+}
+
+/* As root, steps run as another user (run.h): the directories they write become that user's
+ * (the stage's directory always; a launcher's shared state once). */
+static int give_to_step_user(const struct run_sandbox *sb)
+{
+	uid_t uid;
+	gid_t gid;
+	if (!run_step_owner(&uid, &gid) || !run_isolation())
+		return 0;
+	int rc = 0;
+	for (size_t i = 0; sb->writable[i] && rc == 0; i++) {
+		struct stat st;
+		if (i > 0 && lstat(sb->writable[i], &st) == 0 && st.st_uid == uid)
+			continue;
+		rc = tree_chown(sb->writable[i], uid, gid);
 	}
-	buf_release(&keep);
-	strlist_take(&hide, NULL);
-	strlist_take(&show, NULL);
-	j->hide = hide.v;
-	j->show = show.v;
+	return rc;
+}
+
+static void sandbox_release(struct run_sandbox *sb)
+{
+	const char *const *lists[] = {sb->hide, sb->read_only, sb->writable, sb->mask};
+	for (size_t i = 0; i < 4; i++) {
+		for (const char *const *p = lists[i]; p && *p; p++)
+			free((char *)*p);
+		free((void *)lists[i]);
+	}
+	*sb = (struct run_sandbox){0};
 }
 
 static void tail_log(const char *path, int lines)
@@ -340,9 +379,7 @@ static pid_t start_step(struct run *r, struct node *n)
 	if (r->o->verbose)
 		info("[%s] $ %s", n->label, cmd);
 	char *build = stage_path(n, "build");
-	struct run_sandbox sandbox = {!r->o->allow_network, (const char *const *)j->hide,
-	                              (const char *const *)j->show};
-	pid_t pid = run_step(cmd, build, j->env, j->log_fd, &sandbox);
+	pid_t pid = run_step(cmd, build, j->env, j->log_fd, &j->sandbox);
 	free(build);
 	free(cmd);
 	return pid;
@@ -375,17 +412,13 @@ static pid_t start_stage(struct run *r, struct node *n)
 	struct plan *p = r->p;
 	struct job *j = &r->jobs[n->index];
 	info("build   %s: %zu steps, log %s", n->label, n->stage->n_steps, j->log_path);
-	const char *parts[] = {"sysroot", "tools", "build", "dest"};
+	const char *parts[] = {"sysroot", "tools", "build", "dest", "home"};
 	int rc = remove_tree(n->base);
-	for (size_t i = 0; i < 4 && rc == 0; i++) {
+	for (size_t i = 0; i < 5 && rc == 0; i++) {
 		char *dir = stage_path(n, parts[i]);
 		rc = mkdir_p(dir, 0755);
 		free(dir);
 	}
-	char *home = xasprintf("%s/home", p->dirs.work);
-	if (rc == 0)
-		rc = mkdir_p(home, 0755);
-	free(home);
 	if (rc == 0 && n->stage->sources.n > 0) {   /* ${src}: see stage_vars() in plan.c */
 		char *link = stage_path(n, "src");
 		if (symlink(n->trees[0]->tree_dir, link) < 0) {
@@ -407,6 +440,8 @@ static pid_t start_stage(struct run *r, struct node *n)
 		return -1;
 	j->env = stage_environment(r, n);
 	stage_sandbox(r, n, j->env, j);
+	if (give_to_step_user(&j->sandbox) < 0)
+		return -1;
 	j->step = 0;
 	j->splitting = false;
 	pid_t pid = start_step(r, n);
@@ -493,9 +528,8 @@ static void job_done(struct run *r, struct node *n)
 		close(j->log_fd);
 	j->log_fd = -1;
 	free_env(j->env);
-	free_env(j->hide);
-	free_env(j->show);
-	j->env = j->hide = j->show = NULL;
+	sandbox_release(&j->sandbox);
+	j->env = NULL;
 	free(j->objcopy);
 	free(j->dest);
 	j->objcopy = j->dest = NULL;

@@ -32,7 +32,9 @@ struct build_options {
 	                               stage cache (a CI job that must not compile) */
 	bool allow_network;         /* steps keep the host's network; false (the default): each
 	                               step runs in a network namespace of its own (run.h
-	                               RUN_NO_NETWORK), so a step that downloads fails */
+	                               run_sandbox), so a step that downloads fails */
+	const struct strlist *secrets;   /* files steps must read as empty (the remote cache's
+	                                    signing key and configuration); or NULL */
 };
 
 /* Fetch the sources of every tree the plan still has to extract. Returns an exit code. */

@@ -64,6 +64,13 @@ int digest_file(const char *path, char *hex)
 		error("cannot open '%s':", path);
 		return -1;
 	}
+	int rc = digest_fd(fd, path, hex);
+	close(fd);
+	return rc;
+}
+
+int digest_fd(int fd, const char *name, char *hex)
+{
 	struct digest d;
 	digest_init(&d);
 	static char chunk[1 << 17];
@@ -72,16 +79,14 @@ int digest_file(const char *path, char *hex)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			error("cannot read '%s':", path);
+			error("cannot read '%s':", name);
 			digest_release(&d);
-			close(fd);
 			return -1;
 		}
 		if (n == 0)
 			break;
 		digest_update(&d, chunk, (size_t)n);
 	}
-	close(fd);
 	digest_final(&d, hex);
 	return 0;
 }

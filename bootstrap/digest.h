@@ -24,6 +24,8 @@ void digest_peek(const struct digest *d, char *hex);
 
 /* Hash a whole file. Returns -1 (with error()) if it cannot be read. */
 int digest_file(const char *path, char *hex);
+/* Hash what is left to read of `fd` (`name` for messages); the caller closes it. */
+int digest_fd(int fd, const char *name, char *hex);
 /* Is `s` 64 lowercase hex digits? */
 bool digest_is_valid_hex(const char *s);
 

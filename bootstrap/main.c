@@ -23,6 +23,7 @@
 #include "package.h"
 #include "recipes.h"
 #include "remote.h"
+#include "run.h"
 #include "sysroot.h"
 #include "testrun.h"
 #include "toolchain.h"
@@ -508,6 +509,17 @@ int main(int argc, char **argv)
 	    remote_configure(&remote, remote_arg, remote_mode_arg, ca_env && *ca_env ? ca_env : NULL,
 	                     stall_env ? atol(stall_env) : 0) < 0)
 		return EXIT_CONFIG;
+	/* a step that could read the signing key must never run beside it */
+	if (remote.push && !run_isolation()) {
+		error("the remote cache's read-write mode needs sandboxed build steps, which this "
+		      "machine cannot give (see the warning above)");
+		return EXIT_CONFIG;
+	}
+	struct strlist secrets = {0};
+	if (remote.config)
+		strlist_add(&secrets, remote.config);
+	if (remote.key_file)
+		strlist_add(&secrets, remote.key_file);
 	struct host_llvm host;
 	char *hash_cache = path_join(work, "state/file-hashes");
 	char *state = path_join(work, "state");
@@ -551,6 +563,7 @@ int main(int argc, char **argv)
 		.allow_network = allow_network || launcher.network,
 		.launcher = &launcher,
 		.pull_only = pull_only,
+		.secrets = &secrets,
 	};
 	const char *stall = getenv("CROSSROOT_STALL_SECONDS");
 	if (stall && atol(stall) > 0)

@@ -180,7 +180,7 @@ int remote_configure(struct remote_cache *r, const char *url, const char *mode,
 	}
 	free(file_url);
 	free(file_mode);
-	free(key_file);
+	r->key_file = key_file;
 	if (rc < 0)
 		remote_release(r);
 	return rc;
@@ -188,6 +188,7 @@ int remote_configure(struct remote_cache *r, const char *url, const char *mode,
 
 void remote_release(struct remote_cache *r)
 {
+	free(r->key_file);
 	if (r->curl) {
 		curl_easy_cleanup(r->curl);
 		curl_global_cleanup();

@@ -62,6 +62,7 @@ struct remote_cache {
 	struct strlist trusted;     /* public keys (sign.h text) whose entries are taken */
 	struct sign_key *signer;    /* read-write: what entries are signed with */
 	char *config;               /* the configuration file read, or NULL (for messages) */
+	char *key_file;             /* the signing key's file, or NULL (steps must not read it) */
 	const char *ca_bundle;      /* CA certificates for https (NULL: the system's) */
 	long stall_seconds;         /* a transfer that moves no byte this long fails */
 	bool unreachable;           /* the server failed this run: not asked again */

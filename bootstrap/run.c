@@ -4,7 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <net/if.h>
+#include <grp.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -12,9 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mount.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -58,59 +56,130 @@ static pid_t spawn(char *const argv[], const char *cwd, char *const env[], int o
 	return pid;
 }
 
-/* ---- network namespaces ---- */
+/* ---- the step sandbox: bubblewrap ---- */
 
-static int write_proc(const char *path, const char *text)
+bool run_step_owner(uid_t *uid, gid_t *gid)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t len = (ssize_t)strlen(text);
-	int rc = write(fd, text, (size_t)len) == len ? 0 : -1;
-	close(fd);
-	return rc;
+	bool root = geteuid() == 0;
+	*uid = root ? RUN_STEP_UID : geteuid();
+	*gid = root ? RUN_STEP_GID : getegid();
+	return root;
 }
 
-/* In a child, before exec: new namespaces (`what`: CLONE_NEWNET, CLONE_NEWNS or both). As root
- * they are made directly; otherwise inside a user namespace where the caller's uid and gid map
- * to themselves. A new network namespace gets `lo` up, so the step's own loopback servers (some
- * test suites start one) still work. Returns 0, or -1 with errno. */
-static int enter_namespaces(int what)
+/* bwrap's path: found once in PATH (NULL: not installed). */
+static const char *bwrap_path(void)
 {
-	uid_t uid = getuid();
-	gid_t gid = getgid();
-	if (unshare(what) < 0) {
-		if (errno != EPERM)
-			return -1;
-		if (unshare(CLONE_NEWUSER | what) < 0)
-			return -1;
-		char map[64];
-		snprintf(map, sizeof(map), "%ld %ld 1\n", (long)uid, (long)uid);
-		if (write_proc("/proc/self/setgroups", "deny") < 0 && errno != ENOENT)
-			return -1;
-		if (write_proc("/proc/self/uid_map", map) < 0)
-			return -1;
-		snprintf(map, sizeof(map), "%ld %ld 1\n", (long)gid, (long)gid);
-		if (write_proc("/proc/self/gid_map", map) < 0)
-			return -1;
-	}
-	if (!(what & CLONE_NEWNET))
-		return 0;
-	int sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (sock >= 0) {
-		struct ifreq ifr = {0};
-		strcpy(ifr.ifr_name, "lo");
-		if (ioctl(sock, SIOCGIFFLAGS, &ifr) == 0) {
-			ifr.ifr_flags |= IFF_UP;
-			ioctl(sock, SIOCSIFFLAGS, &ifr);
+	static char *found;
+	static bool looked;
+	if (!looked) {
+		looked = true;
+		const char *path = getenv("PATH");
+		char *copy = xstrdup(path && *path ? path : "/usr/bin:/bin");
+		for (char *save = NULL, *dir = strtok_r(copy, ":", &save); dir && !found;
+		     dir = strtok_r(NULL, ":", &save)) {
+			char *candidate = path_join(dir, "bwrap");
+			if (access(candidate, X_OK) == 0)
+				found = candidate;
+			else
+				free(candidate);
 		}
-		close(sock);
+		free(copy);
+	}
+	return found;
+}
+
+/* The argument vector for bwrap and the descriptors it binds (opened here, CLOEXEC: the child
+ * clears the flag on exactly these). */
+struct sandbox_args {
+	struct strlist argv;
+	int fds[RUN_MAX_BINDS];
+	const char *dirs[RUN_MAX_BINDS];   /* what each is, for stage_binds() */
+	size_t n_fds;
+};
+
+static void sandbox_args_release(struct sandbox_args *a)
+{
+	for (size_t i = 0; i < a->n_fds; i++)
+		close(a->fds[i]);
+	strlist_release(&a->argv);
+}
+
+static void arg2(struct sandbox_args *a, const char *flag, const char *value)
+{
+	strlist_add(&a->argv, flag);
+	strlist_add(&a->argv, value);
+}
+
+/* Where a directory bound by descriptor `fd` is staged for bwrap when crossroot runs as root:
+ * the step user may not be able to walk to its real path (a work directory in a mode-0700
+ * directory), and bwrap resolves --bind-fd to that path, so the root child binds it here in a
+ * mount namespace of its own first (stage_binds()). */
+#define STAGED_BIND "/tmp/crossroot-bind-%d"
+
+/* --bind / --ro-bind of `dir`, opened here without following a link in its own name (a link
+ * there is refused: a step may have left it), by descriptor or staged. */
+static int bind_dir(struct sandbox_args *a, bool writable, const char *dir)
+{
+	if (a->n_fds == RUN_MAX_BINDS) {
+		error("a step may see at most %d directories (its stage, source trees, tools); more "
+		      "were asked for", RUN_MAX_BINDS);
+		return -1;
+	}
+	int fd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		error("cannot give the step '%s':", dir);
+		return -1;
+	}
+	a->dirs[a->n_fds] = dir;
+	a->fds[a->n_fds++] = fd;
+	uid_t uid;
+	gid_t gid;
+	char source[64];
+	if (run_step_owner(&uid, &gid)) {
+		snprintf(source, sizeof(source), STAGED_BIND, fd);
+		strlist_add(&a->argv, writable ? "--bind" : "--ro-bind");
+	} else {
+		snprintf(source, sizeof(source), "%d", fd);
+		strlist_add(&a->argv, writable ? "--bind-fd" : "--ro-bind-fd");
+	}
+	strlist_add(&a->argv, source);
+	strlist_add(&a->argv, dir);
+	return 0;
+}
+
+/* In the root child, before it drops to the step user: a mount namespace of its own with a
+ * tmpfs on /tmp holding each bound directory at STAGED_BIND (bwrap gives the step a new /tmp
+ * over it). No allocation: this runs between fork and exec. */
+static int stage_binds(const struct sandbox_args *a)
+{
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return -1;
+	/* a bind mount's source must be of this namespace: opened again here, before /tmp's
+	 * tmpfs hides the ones below it */
+	int fds[RUN_MAX_BINDS];
+	for (size_t i = 0; i < a->n_fds; i++)
+		if ((fds[i] = open(a->dirs[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+			return -1;
+	if (mount("crossroot-binds", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
+		return -1;
+	for (size_t i = 0; i < a->n_fds; i++) {
+		char from[64], to[64];
+		snprintf(from, sizeof(from), "/proc/self/fd/%d", fds[i]);
+		snprintf(to, sizeof(to), STAGED_BIND, a->fds[i]);
+		if (mkdir(to, 0755) < 0 || mount(from, to, NULL, MS_BIND | MS_REC, NULL) < 0)
+			return -1;
+		close(fds[i]);
 	}
 	return 0;
 }
 
-/* Is `path` `dir` or below it? */
-static bool is_below(const char *path, const char *dir)
+static bool is_directory_nofollow(const char *path)
+{
+	struct stat st;
+	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static bool is_parent(const char *dir, const char *path)
 {
 	size_t n = strlen(dir);
 	while (n > 1 && dir[n - 1] == '/')
@@ -118,95 +187,81 @@ static bool is_below(const char *path, const char *dir)
 	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
 }
 
-/* mkdir -p without allocating (the child of a fork may not call malloc). */
-static int make_dirs(const char *path)
+/* Build bwrap's arguments: the whole file system read-only, new /dev, /proc and /tmp, the
+ * hidden directories as read-only tmpfs, then what is bound back over them. */
+static int sandbox_args_build(struct sandbox_args *a, const struct run_sandbox *sb, const char *cwd,
+                              const char *command)
 {
-	char buf[4096];
-	size_t len = strlen(path);
-	if (len >= sizeof(buf))
-		return errno = ENAMETOOLONG, -1;
-	memcpy(buf, path, len + 1);
-	for (char *p = buf + 1;; p++)
-		if (*p == '/' || *p == '\0') {
-			char c = *p;
-			*p = '\0';
-			if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-				return -1;
-			if (!(*p = c))
-				return 0;
-		}
-}
-
-/* In the child, in its own mount namespace: every existing directory of sb->hide becomes an
- * empty read-only tmpfs, with the sb->show paths below it bound back at their own paths.
- * Returns 0, or -1 with errno. */
-static int hide_directories(const struct run_sandbox *sb)
-{
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)   /* nothing reaches the host */
-		return -1;
-	int fds[RUN_MAX_SHOW];
-	size_t n_show = 0;
-	for (; sb->show && sb->show[n_show] && n_show < RUN_MAX_SHOW; n_show++)   /* before hiding */
-		fds[n_show] = open(sb->show[n_show], O_PATH | O_DIRECTORY | O_CLOEXEC);
+	uid_t uid;
+	gid_t gid;
+	run_step_owner(&uid, &gid);
+	char ids[2][16];
+	snprintf(ids[0], sizeof(ids[0]), "%ld", (long)uid);
+	snprintf(ids[1], sizeof(ids[1]), "%ld", (long)gid);
+	strlist_add(&a->argv, bwrap_path());
+	strlist_add(&a->argv, "--unshare-all");   /* user, pid, ipc, uts, cgroup, network */
+	strlist_add(&a->argv, "--unshare-user");  /* explicit: --disable-userns needs it */
+	if (!sb->no_network)
+		strlist_add(&a->argv, "--share-net");
+	strlist_add(&a->argv, "--disable-userns");   /* no nested namespace to regain mounts in */
+	strlist_add(&a->argv, "--die-with-parent");
+	strlist_add(&a->argv, "--new-session");      /* no TIOCSTI into crossroot's terminal */
+	arg2(a, "--uid", ids[0]);
+	arg2(a, "--gid", ids[1]);
+	arg2(a, "--hostname", "crossroot");
+	strlist_add(&a->argv, "--ro-bind");
+	strlist_add(&a->argv, "/");
+	strlist_add(&a->argv, "/");
+	arg2(a, "--dev", "/dev");
+	arg2(a, "--proc", "/proc");
+	arg2(a, "--tmpfs", "/tmp");
+	arg2(a, "--tmpfs", "/var/tmp");
+	struct strlist hidden = {0};
 	for (size_t i = 0; sb->hide && sb->hide[i]; i++) {
 		const char *dir = sb->hide[i];
+		bool under_tmp = is_parent("/tmp", dir) || is_parent("/var/tmp", dir);
+		if (strcmp(dir, "/") == 0 || dir[0] != '/' || under_tmp || !is_directory_nofollow(dir))
+			continue;   /* already empty, or nothing there to hide */
+		arg2(a, "--tmpfs", dir);
+		strlist_add(&hidden, dir);
+	}
+	for (size_t i = 0; sb->mask && sb->mask[i]; i++) {
 		struct stat st;
-		if (strcmp(dir, "/") == 0 || stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
-			continue;   /* already hidden with its parent, or not made yet */
-		const unsigned long locked = MS_NOSUID | MS_NODEV | MS_NOEXEC;
-		if (mount("crossroot-hidden", dir, "tmpfs", locked, "mode=0755,size=1m") < 0)
-			return -1;
-		for (size_t j = 0; j < n_show; j++) {
-			if (fds[j] < 0 || !is_below(sb->show[j], dir))
-				continue;
-			char from[64];
-			snprintf(from, sizeof(from), "/proc/self/fd/%d", fds[j]);
-			if (make_dirs(sb->show[j]) < 0 || mount(from, sb->show[j], NULL, MS_BIND | MS_REC, NULL) < 0)
-				return -1;
+		if (sb->mask[i][0] == '/' && lstat(sb->mask[i], &st) == 0 && !S_ISDIR(st.st_mode)) {
+			strlist_add(&a->argv, "--ro-bind");
+			strlist_add(&a->argv, "/dev/null");
+			strlist_add(&a->argv, sb->mask[i]);
 		}
-		if (mount(NULL, dir, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | locked, NULL) < 0)
-			return -1;
 	}
-	for (size_t j = 0; j < n_show; j++)
-		if (fds[j] >= 0)
-			close(fds[j]);
-	return 0;
+	int rc = 0;
+	for (size_t i = 0; sb->read_only && sb->read_only[i] && rc == 0; i++)
+		rc = bind_dir(a, false, sb->read_only[i]);
+	for (size_t i = 0; sb->writable && sb->writable[i] && rc == 0; i++)
+		rc = bind_dir(a, true, sb->writable[i]);
+	for (size_t i = 0; i < hidden.n; i++)   /* after the binds below them */
+		arg2(a, "--remount-ro", hidden.v[i]);
+	strlist_release(&hidden);
+	if (cwd)
+		arg2(a, "--chdir", cwd);
+	strlist_add(&a->argv, "--");
+	strlist_add(&a->argv, "/bin/sh");
+	strlist_add(&a->argv, "-ec");
+	strlist_add(&a->argv, command);
+	strlist_take(&a->argv, NULL);
+	return rc;
 }
 
-bool run_isolation(void)
+/* fork, then in the child: drop to the step user (as root), keep the bound descriptors, exec
+ * bwrap. The same descriptors, signals and process group as spawn(). */
+static pid_t spawn_sandboxed(struct sandbox_args *a, char *const env[], int out_fd)
 {
-	static int works = -1;
-	if (works >= 0)
-		return works;
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid == 0) {
-		const char *hide[] = {"/tmp", NULL};   /* a mount of the kind steps get */
-		struct run_sandbox probe = {.hide = hide};
-		_exit(enter_namespaces(CLONE_NEWNET | CLONE_NEWNS) == 0 && hide_directories(&probe) == 0
-		          ? 0 : errno > 0 && errno < 126 ? errno : 125);
-	}
-	int status = pid < 0 ? -1 : run_wait(pid);
-	works = status == 0;
-	if (!works)
-		warn("build steps keep the host's network and see its whole file system: no network "
-		     "or mount namespace can be made here (unshare(CLONE_NEWNET|CLONE_NEWNS) as root, "
-		     "or with CLONE_NEWUSER: %s)",
-		     pid < 0 ? "cannot fork" : WIFEXITED(status) ? strerror(WEXITSTATUS(status))
-		                                                : "the probe was killed");
-	return works;
-}
-
-/* spawn() for a child in namespaces of its own: fork, unshare, mount, exec (posix_spawn cannot
- * unshare). The same descriptors, signals and process group as spawn(). */
-static pid_t spawn_isolated(char *const argv[], const char *cwd, char *const env[], int out_fd,
-                            int err_fd, const struct run_sandbox *sb)
-{
-	bool hides = sb->hide && sb->hide[0];
+	uid_t uid;
+	gid_t gid;
+	bool drop = run_step_owner(&uid, &gid);
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0) {
-		error("cannot fork for '%s':", argv[0]);
+		error("cannot fork for a build step:");
 		return -1;
 	}
 	if (pid == 0) {
@@ -221,53 +276,77 @@ static pid_t spawn_isolated(char *const argv[], const char *cwd, char *const env
 			dup2(in, 0);
 			close(in);
 		}
-		if (out_fd >= 0)
+		if (out_fd >= 0) {
 			dup2(out_fd, 1);
-		if (err_fd >= 0)
-			dup2(err_fd, 2);
-		if (enter_namespaces((sb->no_network ? CLONE_NEWNET : 0) | (hides ? CLONE_NEWNS : 0)) < 0) {
-			dprintf(2, "crossroot: cannot make the step's namespaces: %s\n", strerror(errno));
+			dup2(out_fd, 2);
+		}
+		for (size_t i = 0; i < a->n_fds; i++)
+			fcntl(a->fds[i], F_SETFD, 0);
+		if (drop && stage_binds(a) < 0) {
+			dprintf(2, "crossroot: cannot prepare the step's directories: %s\n", strerror(errno));
 			_exit(127);
 		}
-		if (hides && hide_directories(sb) < 0) {
-			dprintf(2, "crossroot: cannot hide the work directory from the step: %s\n",
+		if (drop && (setgroups(0, NULL) < 0 || setgid(gid) < 0 || setuid(uid) < 0)) {
+			dprintf(2, "crossroot: cannot become the step user %ld: %s\n", (long)uid,
 			        strerror(errno));
 			_exit(127);
 		}
-		if (cwd && chdir(cwd) < 0) {   /* after the mounts: the directory shown, not the one below */
-			dprintf(2, "crossroot: cannot enter '%s': %s\n", cwd, strerror(errno));
-			_exit(127);
-		}
-		execve(argv[0], argv, env ? env : environ);
-		dprintf(2, "crossroot: cannot run '%s': %s\n", argv[0], strerror(errno));
+		execve(a->argv.v[0], a->argv.v, env ? env : environ);
+		dprintf(2, "crossroot: cannot run '%s': %s\n", a->argv.v[0], strerror(errno));
 		_exit(127);
 	}
 	setpgid(pid, pid);
 	return pid;
 }
 
+bool run_isolation(void)
+{
+	static int works = -1;
+	if (works >= 0)
+		return works;
+	const char *why = NULL;
+	char said[256] = "";
+	if (!bwrap_path()) {
+		why = "bwrap is not installed (Debian's bubblewrap: make deps)";
+	} else {
+		struct sandbox_args a = {0};
+		struct run_sandbox probe = {.no_network = true};
+		int pipefd[2];
+		if (sandbox_args_build(&a, &probe, "/", "true") < 0 || pipe2(pipefd, O_CLOEXEC) < 0) {
+			why = "cannot prepare the probe";
+		} else {
+			pid_t pid = spawn_sandboxed(&a, (char *[]){"PATH=/usr/bin:/bin", NULL}, pipefd[1]);
+			close(pipefd[1]);
+			ssize_t n = read(pipefd[0], said, sizeof(said) - 1);
+			said[n > 0 ? n : 0] = '\0';
+			said[strcspn(said, "\n")] = '\0';
+			close(pipefd[0]);
+			int status = pid < 0 ? -1 : run_wait(pid);
+			if (status != 0)
+				why = said[0] ? said : "bwrap failed";
+		}
+		sandbox_args_release(&a);
+	}
+	works = why == NULL;
+	if (!works)
+		warn("build steps are not sandboxed: they keep the host's network and see its whole "
+		     "file system as crossroot's user (%s); the remote cache's read-write mode is refused",
+		     why);
+	return works;
+}
+
 pid_t run_step(const char *command, const char *cwd, char *const env[], int out_fd,
                const struct run_sandbox *sb)
 {
 	char *argv[] = {"/bin/sh", "-ec", (char *)command, NULL};
-	size_t n_show = 0;
-	while (sb && sb->show && sb->show[n_show])
-		n_show++;
-	if (n_show > RUN_MAX_SHOW) {   /* hide_directories() could not bind the rest back */
-		error("a step may see at most %d directories of the hidden ones (its stage, source "
-		      "trees, HOME, CCACHE_DIR); %zu were asked for", RUN_MAX_SHOW, n_show);
-		return -1;
-	}
-	if (sb && (sb->no_network || (sb->hide && sb->hide[0])) && run_isolation())
-		return spawn_isolated(argv, cwd, env, out_fd, out_fd, sb);
-	return spawn(argv, cwd, env, out_fd, out_fd, true);
-}
-
-pid_t run_shell(const char *command, const char *cwd, char *const env[], int out_fd,
-                unsigned flags)
-{
-	struct run_sandbox sb = {.no_network = flags & RUN_NO_NETWORK};
-	return run_step(command, cwd, env, out_fd, &sb);
+	if (!sb || !run_isolation())
+		return spawn(argv, cwd, env, out_fd, out_fd, true);
+	struct sandbox_args a = {0};
+	pid_t pid = -1;
+	if (sandbox_args_build(&a, sb, cwd, command) == 0)
+		pid = spawn_sandboxed(&a, env, out_fd);
+	sandbox_args_release(&a);
+	return pid;
 }
 
 pid_t run_argv(char *const argv[], const char *cwd, int out_fd, int err_fd)

@@ -9,39 +9,40 @@
 
 #include "util.h"
 
-enum run_flags {
-	RUN_NO_NETWORK = 1 << 0,    /* run_shell(): a run_sandbox with no_network */
-};
-
-/* What a build step may reach and see. Both need namespaces: as root the child unshares them
- * directly; otherwise inside a user namespace where the caller's own uid and gid map to
- * themselves (the child keeps its identity). Where neither is allowed (a container without
- * the capability, user namespaces switched off) a warning says so once per process and steps
- * run with the host's network and file system. */
+/* What a build step may reach and see. Steps run in bubblewrap (`bwrap`, the sandbox Flatpak
+ * and Chimera's cbuild put around builds): their own user, PID, IPC, UTS, cgroup and (unless
+ * allowed) network namespaces, no capabilities, no further user namespaces, their own /proc,
+ * /dev and /tmp, the host's file system read-only, and killed when crossroot dies. Run as root,
+ * crossroot starts them as RUN_STEP_UID (nobody), so nothing root owns is theirs; the caller
+ * gives that user the directories a step writes (run_step_owner()).
+ * Directories are opened here (O_NOFOLLOW: a link is refused) and bound by descriptor, so a
+ * path the step user cannot walk to still reaches it, and nothing a link says is followed. */
 struct run_sandbox {
 	/* a network namespace of its own, with only a loopback interface: nothing outside it (the
 	 * host's 127.0.0.1 included) can be reached */
 	bool no_network;
-	/* NULL-ended directories that the step sees as empty and read-only (a tmpfs over each in a
-	 * mount namespace of its own; a directory that does not exist is left alone), and below
-	 * them the `show` directories, bound back at their own paths (at most RUN_MAX_SHOW: more
-	 * is an error; a show directory that does not exist stays hidden) */
-	const char *const *hide, *const *show;
+	/* NULL-ended lists of absolute paths. `hide`: directories seen empty and read-only (a
+	 * directory that does not exist is left alone); `read_only` and `writable`: directories
+	 * bound at their own paths (over the hidden ones), which must exist; `mask`: files seen
+	 * empty (secrets outside the hidden directories; a missing one is left alone) */
+	const char *const *hide, *const *read_only, *const *writable, *const *mask;
 };
-#define RUN_MAX_SHOW 64
+#define RUN_MAX_BINDS 64
+#define RUN_STEP_UID 65534   /* nobody/nogroup: who a root crossroot's steps run as */
+#define RUN_STEP_GID 65534
 
 /* Start `sh -ec command` in `cwd` with exactly `env` in sandbox `sb` (NULL: none); stdin is
  * /dev/null, stdout and stderr go to `out_fd`. The child leads its own process group (so
- * Ctrl-C reaches all of a build, and run_kill_group() stops it). Returns the pid, or -1 after
- * error(). */
+ * Ctrl-C reaches all of a build, and run_kill_group() stops it; a step's processes that leave
+ * the group die with its PID namespace). Returns the pid, or -1 after error(). */
 pid_t run_step(const char *command, const char *cwd, char *const env[], int out_fd,
                const struct run_sandbox *sb);
-/* run_step() with a sandbox of `flags` (run_flags). */
-pid_t run_shell(const char *command, const char *cwd, char *const env[], int out_fd,
-                unsigned flags);
-/* Can children be given network and mount namespaces here? Probed once (a forked child
- * tries); on the first false the warning above is printed. */
+/* Can steps be sandboxed here (bwrap installed, namespaces allowed)? Probed once by running
+ * bwrap; on the first false a warning says why, once per process. */
 bool run_isolation(void);
+/* Who steps run as: RUN_STEP_UID/GID when crossroot runs as root, else crossroot's own ids.
+ * Returns true when that differs from crossroot itself (directories must be given to it). */
+bool run_step_owner(uid_t *uid, gid_t *gid);
 /* Start argv[0] (searched in PATH) with the environment of crossroot; stdout to out_fd
  * (-1: inherit), stderr to err_fd (-1: inherit). */
 pid_t run_argv(char *const argv[], const char *cwd, int out_fd, int err_fd);

@@ -90,21 +90,23 @@ check "--verify hashes everything and accepts what is whole" 0 "sysroot tamper"
 assert "nothing was rebuilt" sh -c "! grep -q 'build   ' '$T/out'"
 
 # --- a result that vanishes before assembly is an error, not a smaller sysroot ---
-# (a step cannot remove it: steps do not see the stage cache; the test does, while the step waits)
+# (a step cannot remove it: steps do not see the stage cache; the test does, while the step waits;
+# the step and the test meet in the stage's own directory, the only one the step can write)
 cat >"$P/stages/vanish.yaml" <<EOT
 name: vanish
 depends: [first]
 steps:
-  - rm -rf $CACHE/stages/*/files/usr/include 2>/dev/null; touch $T/vanish-waiting
-  - for i in \$(seq 200); do [ -e $T/vanish-go ] && break; sleep 0.05; done
+  - rm -rf $CACHE/stages/*/files/usr/include 2>/dev/null; touch \${destdir}/../vanish-waiting
+  - for i in \$(seq 200); do [ -e \${destdir}/../vanish-go ] && break; sleep 0.05; done
   - mkdir -p \${destdir}/usr/share && touch \${destdir}/usr/share/v
 EOT
 target vanish vanish
+VANISH_STAGE=$T/work/build/vanish/vanish
 $C build vanish >"$T/vanish.out" 2>&1 &
-for _ in $(seq 200); do [ -e "$T/vanish-waiting" ] && break; sleep 0.05; done
-assert "a step cannot remove a cached result" sh -c "test -e '$T/vanish-waiting' && ls -d '$CACHE'/stages/*/files/usr/include >/dev/null"
+for _ in $(seq 200); do [ -e "$VANISH_STAGE/vanish-waiting" ] && break; sleep 0.05; done
+assert "a step cannot remove a cached result" sh -c "test -e '$VANISH_STAGE/vanish-waiting' && ls -d '$CACHE'/stages/*/files/usr/include >/dev/null"
 rm -rf "$CACHE"/stages/*/files/usr/include
-touch "$T/vanish-go"
+touch "$VANISH_STAGE/vanish-go"
 wait $!
 STATUS=$?
 cp "$T/vanish.out" "$T/out"
@@ -210,7 +212,7 @@ else
 	echo "skip   full disk while publishing and assembling (needs root and tmpfs mounts)"
 fi
 
-# --- a shared source tree changed by a step is extracted again before the next use ---
+# --- a step cannot change a shared source tree; one changed anyway is extracted again ---
 mkdir -p "$T/srctree/tree-1"
 echo original >"$T/srctree/tree-1/data.txt"
 tar -C "$T/srctree" -czf "$T/tree-1.tar.gz" tree-1
@@ -237,7 +239,10 @@ EOT
 target writer writer
 target reader reader
 run $C build writer
-check "a step that writes into its source tree" 0 "sysroot writer"
+check "a step that writes into its source tree fails" 1 "stage 'writer' of target 'writer' failed: step 2 of 2"
+TREE=$(ls -d "$T"/work/src/tree-1-*/)
+assert "the tree is unchanged" grep -qx original "$TREE/data.txt"
+echo changed >"$TREE/data.txt"   # as a step on a machine without the sandbox could
 run $C build reader
 check "the next user of the tree finds it changed and extracts it again" 0 \
 	"changed since it was extracted" "extract source tree 1"

@@ -1256,8 +1256,9 @@ static void test_publish_expected(void)
 	free(sub);
 }
 
-/* A step with RUN_NO_NETWORK cannot reach a port that the same step without it reaches (the
- * listening socket's backlog completes the connection; nothing needs to accept it). */
+/* A sandboxed step without network cannot reach a port that the same step with network
+ * reaches (the listening socket's backlog completes the connection; nothing needs to accept
+ * it); it starts in its directory with exactly its environment. */
 static void test_run_network(void)
 {
 	int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -1269,14 +1270,20 @@ static void test_run_network(void)
 	                      "%d), 3)\" 2>/dev/null", ntohs(addr.sin_port));
 	char *env[] = {"PATH=/usr/bin:/bin", NULL};
 	int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	pid_t pid = run_shell(cmd, scratch, env, devnull, 0);
+	const char *writable[] = {scratch, NULL};
+	struct run_sandbox open_net = {.writable = writable}, closed = {.no_network = true, .writable = writable};
+	uid_t uid;
+	gid_t gid;
+	if (run_step_owner(&uid, &gid))   /* as root, the step runs as another user */
+		CHECK(chown(scratch, uid, gid) == 0);
+	pid_t pid = run_step(cmd, scratch, env, devnull, &open_net);
 	CHECK(pid > 0 && run_wait(pid) == 0);
 	if (run_isolation()) {
-		pid = run_shell(cmd, scratch, env, devnull, RUN_NO_NETWORK);
+		pid = run_step(cmd, scratch, env, devnull, &closed);
 		int status = pid > 0 ? run_wait(pid) : 0;
 		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 1);
-		pid = run_shell("pwd >pwd.txt; echo $X >>pwd.txt", scratch, (char *[]){"X=kept", NULL},
-		                devnull, RUN_NO_NETWORK);
+		pid = run_step("pwd >pwd.txt; echo $X >>pwd.txt", scratch, (char *[]){"X=kept", NULL},
+		               devnull, &closed);
 		CHECK(pid > 0 && run_wait(pid) == 0);
 		char *path = xasprintf("%s/pwd.txt", scratch);
 		char *text = read_file(path, NULL);
@@ -1286,29 +1293,40 @@ static void test_run_network(void)
 		free(text);
 		free(path);
 	} else {
-		printf("unit: no network namespace here: the isolated half of test_run_network skipped\n");
+		printf("unit: no sandbox here: the isolated half of test_run_network skipped\n");
 	}
+	CHECK(chown(scratch, getuid(), getgid()) == 0);
 	close(devnull);
 	close(listener);
 	free(cmd);
 }
 
-/* More directories to show than hide_directories() can bind back is an error, never a
- * directory silently left hidden. */
-static void test_run_too_many_shows(void)
+/* More directories to bind than the sandbox can take is an error, never a directory silently
+ * left out; a link where a directory is to be bound is refused. */
+static void test_run_too_many_binds(void)
 {
-	const char *hide[] = {"/nonexistent-hidden", NULL};
-	const char *show[RUN_MAX_SHOW + 2];
-	for (size_t i = 0; i < RUN_MAX_SHOW + 1; i++)
-		show[i] = "/nonexistent-hidden/x";
-	show[RUN_MAX_SHOW + 1] = NULL;
-	struct run_sandbox sb = {.hide = hide, .show = show};
+	if (!run_isolation()) {
+		printf("unit: no sandbox here: test_run_too_many_binds skipped\n");
+		return;
+	}
+	const char *binds[RUN_MAX_BINDS + 2];
+	for (size_t i = 0; i < RUN_MAX_BINDS + 1; i++)
+		binds[i] = "/usr";
+	binds[RUN_MAX_BINDS + 1] = NULL;
+	struct run_sandbox sb = {.read_only = binds};
 	char *env[] = {"PATH=/usr/bin:/bin", NULL};
 	int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	CHECK(run_step("true", scratch, env, devnull, &sb) == -1);
-	show[RUN_MAX_SHOW] = NULL;   /* exactly the most: runs */
-	pid_t pid = run_step("true", scratch, env, devnull, &sb);
+	CHECK(run_step("true", "/", env, devnull, &sb) == -1);
+	binds[RUN_MAX_BINDS] = NULL;   /* exactly the most: runs */
+	pid_t pid = run_step("true", "/", env, devnull, &sb);
 	CHECK(pid > 0 && run_wait(pid) == 0);
+	char *link = xasprintf("%s/usr-link", scratch);
+	CHECK(symlink("/usr", link) == 0);
+	const char *linked[] = {link, NULL};
+	sb.read_only = linked;
+	CHECK(run_step("true", "/", env, devnull, &sb) == -1);
+	unlink(link);
+	free(link);
 	close(devnull);
 }
 
@@ -1409,7 +1427,7 @@ int main(void)
 	test_sign();
 	test_publish_expected();
 	test_run_network();
-	test_run_too_many_shows();
+	test_run_too_many_binds();
 	test_apt_archive_bases();
 	test_package_verify();
 	remove_tree(scratch);

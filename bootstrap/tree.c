@@ -1,0 +1,167 @@
+/* tree: descriptor-based walks over trees that build steps made, with one policy for links,
+ * types and modes. See tree.h. */
+#define _GNU_SOURCE
+#include "tree.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+int tree_open(const char *path, const char *whose, bool missing_ok)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	int saved = errno;
+	struct stat st;
+	if (saved == ENOENT && missing_ok)
+		return -2;
+	if ((saved == ELOOP || saved == ENOTDIR) && lstat(path, &st) == 0) {
+		if (S_ISLNK(st.st_mode))
+			error("%s a link where a directory must be: '%s' (crossroot never follows it)",
+			      whose ? whose : "found", path);
+		else
+			error("%s '%s', which is not a directory", whose ? whose : "found", path);
+		return -1;
+	}
+	errno = saved;
+	error("cannot open the directory '%s':", path);
+	return -1;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int walk_dir(int fd, const char *root, const char *rel, tree_visit_fn visit, void *arg)
+{
+	int dup_fd = dup(fd);
+	DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+	if (!d) {
+		if (dup_fd >= 0)
+			close(dup_fd);
+		error("cannot read the directory '%s%s%s':", root, rel[0] ? "/" : "", rel);
+		return -1;
+	}
+	struct strlist names = {0};
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			strlist_add(&names, e->d_name);
+	closedir(d);
+	qsort(names.v, names.n, sizeof(*names.v), by_name);
+	int rc = 0;
+	for (size_t i = 0; i < names.n && rc == 0; i++) {
+		char *path = rel[0] ? xasprintf("%s/%s", rel, names.v[i]) : xstrdup(names.v[i]);
+		struct tree_item it = {.dirfd = fd, .name = names.v[i], .path = path, .root = root};
+		if (fstatat(fd, it.name, &it.st, AT_SYMLINK_NOFOLLOW) < 0) {
+			error("cannot stat '%s/%s':", root, path);
+			rc = -1;
+		} else {
+			int what = visit(&it, arg);
+			if (what < 0) {
+				rc = -1;
+			} else if (what == TREE_NEXT && S_ISDIR(it.st.st_mode)) {
+				int sub = openat(fd, it.name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+				if (sub < 0) {
+					error("cannot open the directory '%s/%s':", root, path);
+					rc = -1;
+				} else {
+					rc = walk_dir(sub, root, path, visit, arg);
+					close(sub);
+				}
+			}
+		}
+		free(path);
+	}
+	strlist_release(&names);
+	return rc;
+}
+
+int tree_walk_fd(int rootfd, const char *root, tree_visit_fn visit, void *arg)
+{
+	return walk_dir(rootfd, root, "", visit, arg);
+}
+
+int tree_walk(const char *root, const char *whose, tree_visit_fn visit, void *arg)
+{
+	int fd = tree_open(root, whose, false);
+	if (fd < 0)
+		return -1;
+	int rc = walk_dir(fd, root, "", visit, arg);
+	close(fd);
+	return rc;
+}
+
+int tree_read_link(const struct tree_item *it, char *out, size_t size)
+{
+	ssize_t n = readlinkat(it->dirfd, it->name, out, size - 1);
+	if (n < 0 || (size_t)n >= size - 1) {
+		error("cannot read the link '%s/%s'%s", it->root, it->path, n < 0 ? ":" : " (too long)");
+		return -1;
+	}
+	out[n] = '\0';
+	return 0;
+}
+
+int tree_open_file(const struct tree_item *it)
+{
+	int fd = openat(it->dirfd, it->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		error("cannot open '%s/%s':", it->root, it->path);
+	return fd;
+}
+
+int tree_make_dirs(int rootfd, const char *root, const char *rel, mode_t mode)
+{
+	int fd = dup(rootfd);
+	char *copy = xstrdup(rel);
+	for (char *save = NULL, *part = strtok_r(copy, "/", &save); part && fd >= 0;
+	     part = strtok_r(NULL, "/", &save)) {
+		if (mkdirat(fd, part, mode) < 0 && errno != EEXIST) {
+			error("cannot make the directory '%s/%s':", root, rel);
+			close(fd);
+			fd = -1;
+			break;
+		}
+		int next = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0)
+			error("'%s/%s': '%s' on the way is a link or not a directory (crossroot never "
+			      "follows it)", root, rel, part);
+		close(fd);
+		fd = next;
+	}
+	free(copy);
+	return fd;
+}
+
+static int give(const struct tree_item *it, void *arg)
+{
+	const id_t *ids = arg;
+	if (fchownat(it->dirfd, it->name, (uid_t)ids[0], (gid_t)ids[1], AT_SYMLINK_NOFOLLOW) < 0) {
+		error("cannot give '%s/%s' to the step user:", it->root, it->path);
+		return -1;
+	}
+	return TREE_NEXT;
+}
+
+int tree_chown(const char *root, uid_t uid, gid_t gid)
+{
+	int fd = tree_open(root, NULL, false);
+	if (fd < 0)
+		return -1;
+	id_t ids[2] = {uid, gid};
+	int rc = fchown(fd, uid, gid);
+	if (rc < 0)
+		error("cannot give '%s' to the step user:", root);
+	else
+		rc = walk_dir(fd, root, "", give, ids);
+	close(fd);
+	return rc;
+}
