@@ -771,65 +771,34 @@ out:
 	return rc;
 }
 
+/* Is the remote cache still worth asking in this run? */
+static bool available(void *ctx)
+{
+	struct remote_cache *r = ctx;
+	return !r->unreachable && !interrupted;
+}
+
+static int take(void *ctx, const struct plan *p, const struct node *n,
+                char output[DIGEST_HEX_LEN + 1])
+{
+	char *owner = xasprintf("%s %s", n->target->name, n->stage->name);
+	int rc = pull(ctx, p->dirs.stage_cache, n->key, n->label, &n->inputs, owner, output);
+	free(owner);
+	return rc;
+}
+
 int remote_pull_stage(struct remote_cache *r, struct plan *p, struct node *n)
 {
-	if (!r || !r->url || r->unreachable || n->kind != NODE_STAGE || n->state != NODE_WAITING ||
-	    !n->key[0] || interrupted)
+	if (!r || !r->url)
 		return 0;
-	/* a stage two targets share may have been pulled for the other already */
-	int found = cache_lookup(p->dirs.stage_cache, n->key, p->verify, n->output);
-	if (found < 0)
-		return -1;
-	char *owner = xasprintf("%s %s", n->target->name, n->stage->name);
-	int rc = found ? 1 : pull(r, p->dirs.stage_cache, n->key, n->label, &n->inputs, owner,
-	                          n->output);
-	free(owner);
-	if (found)
-		info("cached  %s", n->label);
-	if (rc == 1) {
-		n->state = NODE_CACHED;
-		free(n->why);
-		n->why = NULL;
-	}
-	return rc;
+	return plan_pull_stage(p, n, &(struct plan_source){r, available, take});
 }
 
 int remote_pull_plan(struct remote_cache *r, struct plan *p)
 {
 	if (!r || !r->url)
 		return 0;
-	for (size_t i = 0; i < p->n_nodes && !r->unreachable && !interrupted; i++) {
-		struct node *n = p->nodes[i];
-		if (n->kind != NODE_STAGE)
-			continue;
-		if (n->state == NODE_PENDING) {
-			bool known = true;
-			for (size_t d = 0; d < n->n_stage_deps; d++)
-				known &= n->stage_deps[d]->state == NODE_CACHED;
-			if (!known)
-				continue;
-			if (plan_resolve(p, n) < 0)
-				return -1;
-			if (n->state == NODE_CACHED) {
-				info("cached  %s", n->label);
-				continue;
-			}
-		}
-		if (remote_pull_stage(r, p, n) < 0)
-			return -1;
-	}
-	/* a tree only pulled stages needed is neither fetched nor extracted */
-	for (size_t i = 0; i < p->n_nodes; i++) {
-		struct node *t = p->nodes[i];
-		if (t->kind != NODE_TREE || t->state != NODE_WAITING)
-			continue;
-		bool needed = false;
-		for (size_t u = 0; u < t->n_users; u++)
-			needed |= t->users[u]->state != NODE_CACHED;
-		if (!needed)
-			t->state = NODE_SKIPPED;
-	}
-	return 0;
+	return plan_pull(p, &(struct plan_source){r, available, take});
 }
 
 /* ---- push ---- */

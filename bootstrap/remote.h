@@ -76,15 +76,14 @@ int remote_configure(struct remote_cache *r, const char *url, const char *mode,
                      const char *ca_bundle, long stall_seconds);
 void remote_release(struct remote_cache *r);
 
-/* Before a build: in dependency order, pull every stage of the plan whose key is known and
- * whose result is not in the local stage cache (resolving pending stages whose dependencies
- * all became cached), then mark source trees that only pulled stages needed as not needed.
- * Pulled stages become NODE_CACHED. Returns -1 only on a local error (the stage cache cannot
- * be written), else 0. `r` may be NULL. */
+/* The remote cache as a plan_source (plan.h): plan_pull() and plan_pull_stage() decide which
+ * stages are asked for and write the node states; the remote cache only pulls.
+ * remote_pull_plan: before a build, every stage whose key is known (and, as their dependencies
+ * become cached, pending ones), then trees only pulled stages needed are skipped.
+ * remote_pull_stage: one stage whose key is known (NODE_WAITING): 1 if it is now NODE_CACHED,
+ * 0 if not (no entry, refused or unreachable: warned), -1 on a local error (the stage cache
+ * cannot be written). `r` may be NULL, or have no URL: nothing is asked. */
 int remote_pull_plan(struct remote_cache *r, struct plan *p);
-
-/* Pull one stage whose key is known (NODE_WAITING): 1 if it was pulled (now NODE_CACHED, its
- * output set), 0 if not (no entry, refused or unreachable: warned), -1 on a local error. */
 int remote_pull_stage(struct remote_cache *r, struct plan *p, struct node *n);
 
 /* After a stage was built and published locally: push it (read-write mode; else nothing).
