@@ -1,11 +1,10 @@
-/* remote: the stage cache shared over HTTP: configuration, pull (verify, unpack, publish),
- * push (pack, sign, upload), key files. See remote.h. */
+/* remote: the stage cache shared over a transport (HTTP, remote_http.h): configuration, pull
+ * (verify, unpack, publish), push (pack, sign, upload), key files. See remote.h. */
 #define _GNU_SOURCE
 #include "remote.h"
 
 #include <archive.h>
 #include <archive_entry.h>
-#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -17,7 +16,7 @@
 
 #include "cache.h"
 #include "digest.h"
-#include "fetch.h"
+#include "remote_http.h"
 
 #define SIG_HEADER "crossroot-remote-signature 1\n"
 #define MANIFEST_HEADER "crossroot-manifest 2\n"
@@ -112,8 +111,6 @@ int remote_configure(struct remote_cache *r, const char *url, const char *mode,
                      const char *ca_bundle, long stall_seconds)
 {
 	memset(r, 0, sizeof(*r));
-	r->ca_bundle = ca_bundle;
-	r->stall_seconds = stall_seconds > 0 ? stall_seconds : 30;
 	char *file_url = NULL, *file_mode = NULL, *key_file = NULL;
 	int rc = 0;
 	const char *env = getenv("CROSSROOT_REMOTE_CACHE_CONFIG");
@@ -173,11 +170,8 @@ int remote_configure(struct remote_cache *r, const char *url, const char *mode,
 		      "one as 'trusted-key = ed25519:...' in %s", r->url, where);
 		rc = -1;
 	}
-	if (rc == 0 && r->url) {
-		curl_global_init(CURL_GLOBAL_DEFAULT);
-		if (!(r->curl = curl_easy_init()))
-			abort();
-	}
+	if (rc == 0 && r->url)
+		r->transport = remote_http_new(r->url, ca_bundle, stall_seconds > 0 ? stall_seconds : 30);
 	free(file_url);
 	free(file_mode);
 	free(key_file);
@@ -188,10 +182,8 @@ int remote_configure(struct remote_cache *r, const char *url, const char *mode,
 
 void remote_release(struct remote_cache *r)
 {
-	if (r->curl) {
-		curl_easy_cleanup(r->curl);
-		curl_global_cleanup();
-	}
+	if (r->transport)
+		r->transport->ops->free(r->transport);
 	free(r->url);
 	free(r->config);
 	strlist_release(&r->trusted);
@@ -199,61 +191,7 @@ void remote_release(struct remote_cache *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* ---- HTTP ---- */
-
-struct http {
-	CURLcode code;
-	long status;
-	char errbuf[CURL_ERROR_SIZE];
-	struct curl_slist *headers;
-};
-
-/* Ctrl-C ends a transfer at once. */
-static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
-                       curl_off_t ulnow)
-{
-	(void)arg, (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
-	return interrupted ? 1 : 0;
-}
-
-/* The handle, reset, with what every request gets: errors as failures, web protocols only,
- * TLS verified (a private CA bundle may replace the system's), a stall timeout. */
-static CURL *request(struct remote_cache *r, const char *url, struct http *h)
-{
-	CURL *c = r->curl;
-	curl_easy_reset(c);
-	memset(h, 0, sizeof(*h));
-	/* a cache that does not answer soon is skipped: 10 s to connect */
-	fetch_curl_defaults(c, url, h->errbuf, "http,https", 10L, r->stall_seconds, r->ca_bundle);
-	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-	return c;
-}
-
-static void perform(struct remote_cache *r, struct http *h)
-{
-	h->code = curl_easy_perform(r->curl);
-	curl_easy_getinfo(r->curl, CURLINFO_RESPONSE_CODE, &h->status);
-	curl_slist_free_all(h->headers);
-	h->headers = NULL;
-}
-
-static const char *http_problem(const struct http *h, char *out, size_t n)
-{
-	if (h->code == CURLE_HTTP_RETURNED_ERROR)
-		snprintf(out, n, "HTTP status %ld", h->status);
-	else
-		snprintf(out, n, "%s", h->errbuf[0] ? h->errbuf : curl_easy_strerror(h->code));
-	return out;
-}
-
-/* Not an answer from the server nor our own refusal of what it sent: it cannot be reached
- * (refused, reset, timed out, cut off). */
-static bool unreachable(const struct http *h)
-{
-	return h->code != CURLE_OK && h->code != CURLE_HTTP_RETURNED_ERROR &&
-	       h->code != CURLE_WRITE_ERROR && h->code != CURLE_READ_ERROR;
-}
+/* ---- transfers ---- */
 
 /* Where a download goes: memory or a file, hashed, never past `limit` bytes. */
 struct sink {
@@ -265,78 +203,49 @@ struct sink {
 	int write_errno;
 };
 
-static size_t to_sink(char *data, size_t size, size_t count, void *arg)
+static bool to_sink(void *arg, const void *data, size_t n)
 {
 	struct sink *s = arg;
-	size_t n = size * count;
 	if (s->bytes + (long long)n > s->limit) {
 		s->too_large = true;
-		return 0;
+		return false;
 	}
 	s->bytes += (long long)n;
 	if (s->fd < 0) {
 		buf_add(&s->b, data, n);
-		return n;
+		return true;
 	}
 	for (size_t off = 0; off < n;) {
-		ssize_t w = write(s->fd, data + off, n - off);
+		ssize_t w = write(s->fd, (const char *)data + off, n - off);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0) {
 			s->write_errno = errno;
-			return 0;
+			return false;
 		}
 		off += (size_t)w;
 	}
 	digest_update(&s->d, data, n);
-	return n;
+	return true;
 }
 
-/* GET `url` into `s` (set up by the caller). */
-static void get(struct remote_cache *r, const char *url, struct sink *s, struct http *h)
+/* The transport's operations, with the words for a failure in `why`. */
+static enum remote_outcome get(struct remote_cache *r, const char *name, struct sink *s,
+                               char *why)
 {
-	CURL *c = request(r, url, h);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, to_sink);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, s);
-	perform(r, h);
+	return r->transport->ops->get(r->transport, name, to_sink, s, why);
 }
 
-/* PUT `size` bytes of `f` to `url`. */
-static void put(struct remote_cache *r, const char *url, FILE *f, long long size, struct http *h)
-{
-	CURL *c = request(r, url, h);
-	curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
-	curl_easy_setopt(c, CURLOPT_READDATA, f);
-	curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)size);
-	perform(r, h);
-}
-
-static void put_text(struct remote_cache *r, const char *url, const char *text, struct http *h)
+static enum remote_outcome put_text(struct remote_cache *r, const char *name, const char *text,
+                                    char *why)
 {
 	FILE *f = fmemopen((void *)text, strlen(text), "r");
 	if (!f)
 		abort();
-	put(r, url, f, (long long)strlen(text), h);
+	enum remote_outcome o = r->transport->ops->put(r->transport, name, f, (long long)strlen(text),
+	                                               why);
 	fclose(f);
-}
-
-static void delete(struct remote_cache *r, const char *url, struct http *h)
-{
-	CURL *c = request(r, url, h);
-	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "DELETE");
-	perform(r, h);
-}
-
-static void move(struct remote_cache *r, const char *url, const char *to, struct http *h)
-{
-	CURL *c = request(r, url, h);
-	char *destination = xasprintf("Destination: %s", to);
-	h->headers = curl_slist_append(h->headers, destination);
-	h->headers = curl_slist_append(h->headers, "Overwrite: T");
-	free(destination);
-	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "MOVE");
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h->headers);
-	perform(r, h);
+	return o;
 }
 
 /* ---- manifests, packing and unpacking ---- */
@@ -603,16 +512,16 @@ static bool parse_signature_file(const char *text, struct signature_file *s)
 	       s->data_size >= 0 && strlen(s->signature) == SIGN_SIGNATURE_LEN;
 }
 
-/* The request `what` (method and URL) failed: a warning, and a server that cannot be
- * reached is not asked again in this run. */
-static void request_failed(struct remote_cache *r, const char *entry, const char *what,
-                           const struct http *h, const char *label, bool pulling)
+/* The request `what` for `name` failed (`o`, `why`): a warning naming its URL, and a server
+ * that cannot be reached is not asked again in this run. */
+static void request_failed(struct remote_cache *r, const char *name, const char *what,
+                           enum remote_outcome o, const char *why, const char *label,
+                           bool pulling)
 {
-	char why[CURL_ERROR_SIZE + 32];
-	http_problem(h, why, sizeof(why));
 	if (interrupted)
 		return;   /* the run stops; it says so itself */
-	if (unreachable(h)) {
+	char *entry = xasprintf("%s/%s", r->url, name);
+	if (o == REMOTE_UNREACHABLE) {
 		r->unreachable = true;
 		if (pulling)
 			warn("remote cache %s cannot be reached (%s of entry %s: %s); building %s here, "
@@ -625,6 +534,7 @@ static void request_failed(struct remote_cache *r, const char *entry, const char
 		warn("remote cache entry %s: %s failed: %s; building %s here", entry, what, why, label);
 	else
 		warn("cannot push %s to the remote cache: %s %s failed: %s", label, what, entry, why);
+	free(entry);
 }
 
 /* 1 pulled and published, 0 not, -1 local error. */
@@ -633,29 +543,29 @@ static int pull(struct remote_cache *r, const char *stage_cache, const char *key
                 char output[DIGEST_HEX_LEN + 1])
 {
 	char *entry = xasprintf("%s/%s", r->url, key);
-	char *sig_url = xasprintf("%s.sig", entry), *manifest_url = xasprintf("%s.manifest", entry);
-	char *data_url = xasprintf("%s.tar.zst", entry);
+	char *sig_name = xasprintf("%s.sig", key), *manifest_name = xasprintf("%s.manifest", key);
+	char *data_name = xasprintf("%s.tar.zst", key);
 	char *tmp = xasprintf("%s/.tmp-pull-%s-%ld", stage_cache, key, (long)getpid());
 	char *data = path_join(tmp, "data.tar.zst"), *files = path_join(tmp, "files");
 	struct sink sig = {.fd = -1, .limit = MAX_SIG_BYTES};
 	struct sink manifest = {.fd = -1, .limit = MAX_MANIFEST_BYTES};
 	struct sink body = {.fd = -1};
 	struct buf refused = {0};
-	struct http h;
+	char why[REMOTE_WHY_SIZE];
 	struct item *items = NULL;
 	size_t n_items = 0;
 	char *message = NULL, *copy = NULL, *difference = NULL;
 	int rc = 0;
 	double started = now_seconds();
 
-	get(r, sig_url, &sig, &h);
-	if (h.code == CURLE_HTTP_RETURNED_ERROR && (h.status == 404 || h.status == 410))
+	enum remote_outcome o = get(r, sig_name, &sig, why);
+	if (o == REMOTE_MISSING)
 		goto out;   /* not there: nothing to say */
-	if (h.code != CURLE_OK) {
+	if (o != REMOTE_OK) {
 		if (sig.too_large)
 			buf_printf(&refused, "its signature file is larger than %lld bytes", MAX_SIG_BYTES);
 		else
-			request_failed(r, entry, "GET .sig", &h, label, true);
+			request_failed(r, key, "GET .sig", o, why, label, true);
 		goto out;
 	}
 	struct signature_file s;
@@ -668,12 +578,12 @@ static int pull(struct remote_cache *r, const char *stage_cache, const char *key
 		           s.public_key, r->config ? r->config : "~/.config/crossroot/remote-cache");
 		goto out;
 	}
-	get(r, manifest_url, &manifest, &h);
-	if (h.code != CURLE_OK) {
+	o = get(r, manifest_name, &manifest, why);
+	if (o != REMOTE_OK) {
 		if (manifest.too_large)
 			buf_printf(&refused, "its manifest is larger than %lld bytes", MAX_MANIFEST_BYTES);
 		else
-			request_failed(r, entry, "GET .manifest", &h, label, true);
+			request_failed(r, key, "GET .manifest", o, why, label, true);
 		goto out;
 	}
 	char id[DIGEST_HEX_LEN + 1];
@@ -703,7 +613,7 @@ static int pull(struct remote_cache *r, const char *stage_cache, const char *key
 	rc = 0;
 	body.limit = s.data_size;
 	digest_init(&body.d);
-	get(r, data_url, &body, &h);
+	o = get(r, data_name, &body, why);
 	char data_sha[DIGEST_HEX_LEN + 1];
 	digest_final(&body.d, data_sha);
 	if (body.write_errno) {
@@ -712,8 +622,8 @@ static int pull(struct remote_cache *r, const char *stage_cache, const char *key
 		rc = -1;
 		goto out;
 	}
-	if (h.code != CURLE_OK && !body.too_large) {
-		request_failed(r, entry, "GET .tar.zst", &h, label, true);
+	if (o != REMOTE_OK && !body.too_large) {
+		request_failed(r, key, "GET .tar.zst", o, why, label, true);
 		goto out;
 	}
 	if (body.too_large) {
@@ -762,9 +672,9 @@ out:
 	free(message);
 	free(difference);
 	free(entry);
-	free(sig_url);
-	free(manifest_url);
-	free(data_url);
+	free(sig_name);
+	free(manifest_name);
+	free(data_name);
 	free(tmp);
 	free(data);
 	free(files);
@@ -804,16 +714,18 @@ int remote_pull_plan(struct remote_cache *r, struct plan *p)
 /* ---- push ---- */
 
 /* Upload the data under a temporary name, then move it into place. */
-static bool upload_data(struct remote_cache *r, const char *entry, const char *data,
+static bool upload_data(struct remote_cache *r, const char *key, const char *data,
                         long long size, const char *label)
 {
+	const struct remote_transport_ops *t = r->transport->ops;
 	unsigned char noise[4] = {0};
 	if (getrandom(noise, sizeof(noise), 0) < 0)
 		noise[0] = (unsigned char)now_seconds();
-	char *final = xasprintf("%s.tar.zst", entry);
+	char *final = xasprintf("%s.tar.zst", key);
 	char *part = xasprintf("%s.part-%ld-%02x%02x%02x%02x", final, (long)getpid(), noise[0],
 	                       noise[1], noise[2], noise[3]);
-	struct http h;
+	char why[REMOTE_WHY_SIZE];
+	enum remote_outcome o;
 	bool ok = false;
 	FILE *f = fopen(data, "re");
 	if (!f) {
@@ -821,29 +733,29 @@ static bool upload_data(struct remote_cache *r, const char *entry, const char *d
 		     strerror(errno));
 		goto out;
 	}
-	put(r, part, f, size, &h);
-	if (h.code != CURLE_OK) {
-		request_failed(r, part, "PUT data", &h, label, false);
+	o = t->put(r->transport, part, f, size, why);
+	if (o != REMOTE_OK) {
+		request_failed(r, part, "PUT data", o, why, label, false);
 		goto out;
 	}
-	move(r, part, final, &h);
-	if (h.code == CURLE_OK) {
+	o = t->move(r->transport, part, final, why);
+	if (o == REMOTE_OK) {
 		ok = true;
 		goto out;
 	}
-	if (unreachable(&h)) {
-		request_failed(r, part, "MOVE data", &h, label, false);
+	if (o == REMOTE_UNREACHABLE) {
+		request_failed(r, part, "MOVE data", o, why, label, false);
 		goto out;
 	}
 	/* a server without MOVE (Bazel's and ccache's HTTP caches): the final name at once */
 	rewind(f);
-	put(r, final, f, size, &h);
-	if (h.code != CURLE_OK)
-		request_failed(r, final, "PUT data", &h, label, false);
+	o = t->put(r->transport, final, f, size, why);
+	if (o != REMOTE_OK)
+		request_failed(r, final, "PUT data", o, why, label, false);
 	else
 		ok = true;
 	if (!r->unreachable)
-		delete(r, part, &h);
+		t->delete(r->transport, part, why);
 out:
 	if (f)
 		fclose(f);
@@ -861,13 +773,13 @@ void remote_push_stage(struct remote_cache *r, const struct plan *p, const struc
 	char *manifest_path = xasprintf("%s/%s/manifest", dir, key);
 	char *files = xasprintf("%s/%s/files", dir, key);
 	char *data = xasprintf("%s/.tmp-push-%s-%ld", dir, key, (long)getpid());
-	char *entry = xasprintf("%s/%s", r->url, key);
-	char *sig_url = xasprintf("%s.sig", entry), *manifest_url = xasprintf("%s.manifest", entry);
+	char *sig_name = xasprintf("%s.sig", key), *manifest_name = xasprintf("%s.manifest", key);
 	char *text = read_file(manifest_path, NULL), *copy = text ? xstrdup(text) : NULL;
 	char *message = NULL, *sig_text = NULL;
 	struct item *items = NULL;
 	size_t n_items = 0;
-	struct http h;
+	char why[REMOTE_WHY_SIZE];
+	enum remote_outcome o;
 	struct stat st;
 	char output[DIGEST_HEX_LEN + 1], data_sha[DIGEST_HEX_LEN + 1];
 	char public_key[SIGN_PUBLIC_LEN + 1], signature[SIGN_SIGNATURE_LEN + 1];
@@ -889,21 +801,21 @@ void remote_push_stage(struct remote_cache *r, const struct plan *p, const struc
 	sig_text = xasprintf(SIG_HEADER "public-key %s\ndata %s %lld\nsignature %s\n", public_key,
 	                     data_sha, (long long)st.st_size, signature);
 	/* an older signature goes first, so no reader pairs it with the new data */
-	delete(r, sig_url, &h);
-	if (unreachable(&h)) {
-		request_failed(r, sig_url, "DELETE .sig", &h, n->label, false);
+	o = r->transport->ops->delete(r->transport, sig_name, why);
+	if (o == REMOTE_UNREACHABLE) {
+		request_failed(r, sig_name, "DELETE .sig", o, why, n->label, false);
 		goto out;
 	}
-	if (!upload_data(r, entry, data, (long long)st.st_size, n->label))
+	if (!upload_data(r, key, data, (long long)st.st_size, n->label))
 		goto out;
-	put_text(r, manifest_url, text, &h);
-	if (h.code != CURLE_OK) {
-		request_failed(r, manifest_url, "PUT .manifest", &h, n->label, false);
+	o = put_text(r, manifest_name, text, why);
+	if (o != REMOTE_OK) {
+		request_failed(r, manifest_name, "PUT .manifest", o, why, n->label, false);
 		goto out;
 	}
-	put_text(r, sig_url, sig_text, &h);   /* last: the entry now exists */
-	if (h.code != CURLE_OK) {
-		request_failed(r, sig_url, "PUT .sig", &h, n->label, false);
+	o = put_text(r, sig_name, sig_text, why);   /* last: the entry now exists */
+	if (o != REMOTE_OK) {
+		request_failed(r, sig_name, "PUT .sig", o, why, n->label, false);
 		goto out;
 	}
 	char size[32], took[32];
@@ -919,9 +831,8 @@ out:
 	free(manifest_path);
 	free(files);
 	free(data);
-	free(entry);
-	free(sig_url);
-	free(manifest_url);
+	free(sig_name);
+	free(manifest_name);
 }
 
 /* ---- crossroot key ---- */

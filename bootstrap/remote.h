@@ -51,10 +51,50 @@
 #define CROSSROOT_REMOTE_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "plan.h"
 #include "sign.h"
 #include "util.h"
+
+/* ---- the transport ----
+ * Every exchange with the server is one of four operations on a name under the base URL
+ * ("<key>.sig"): remote_http.h does them over HTTP(S), and the unit tests put an in-memory
+ * fake in its place. The policy (what to ask for, limits, hashes, signatures, what a failure
+ * means) is remote.c's alone. Each operation says what happened and, for anything but
+ * REMOTE_OK, puts words for a message in `why` (REMOTE_WHY_SIZE bytes): "HTTP status 500",
+ * "Failed to connect to 127.0.0.1 port 1: Connection refused". */
+enum remote_outcome {
+	REMOTE_OK,
+	REMOTE_MISSING,             /* the server has no such name (HTTP 404 or 410) */
+	REMOTE_FAILED,              /* the server answered with another error (a MOVE refused) */
+	REMOTE_UNREACHABLE,         /* no whole answer: refused, reset, timed out, cut off in the
+	                               middle of a body, or stopped by Ctrl-C (`interrupted`) */
+	REMOTE_STOPPED,             /* our side stopped it: the sink took no more bytes, or the
+	                               file to upload could not be read */
+};
+enum { REMOTE_WHY_SIZE = 320 };
+
+/* Takes a GET's body, piece by piece, in order; false stops the transfer (REMOTE_STOPPED). */
+typedef bool remote_sink(void *arg, const void *data, size_t n);
+
+struct remote_transport;
+struct remote_transport_ops {
+	enum remote_outcome (*get)(struct remote_transport *t, const char *name, remote_sink *sink,
+	                           void *arg, char *why);
+	/* `size` bytes read from `from` become `name`, replacing what was there */
+	enum remote_outcome (*put)(struct remote_transport *t, const char *name, FILE *from,
+	                           long long size, char *why);
+	/* `from` becomes `to`, replacing what was there (WebDAV's MOVE with Overwrite: T) */
+	enum remote_outcome (*move)(struct remote_transport *t, const char *from, const char *to,
+	                            char *why);
+	enum remote_outcome (*delete)(struct remote_transport *t, const char *name, char *why);
+	void (*free)(struct remote_transport *t);
+};
+/* Implementations put this first in their own struct. */
+struct remote_transport {
+	const struct remote_transport_ops *ops;
+};
 
 struct remote_cache {
 	char *url;                  /* base URL, no trailing '/'; NULL: no remote cache */
@@ -62,16 +102,16 @@ struct remote_cache {
 	struct strlist trusted;     /* public keys (sign.h text) whose entries are taken */
 	struct sign_key *signer;    /* read-write: what entries are signed with */
 	char *config;               /* the configuration file read, or NULL (for messages) */
-	const char *ca_bundle;      /* CA certificates for https (NULL: the system's) */
-	long stall_seconds;         /* a transfer that moves no byte this long fails */
 	bool unreachable;           /* the server failed this run: not asked again */
-	void *curl;                 /* one handle, so connections are reused */
+	struct remote_transport *transport;   /* for `url`; remote_release() frees it */
 };
 
 /* Read the configuration file, then apply the command line's `url` and `mode` (either may be
  * NULL). With no URL anywhere, r->url stays NULL and nothing else is required. Returns 0, or -1
  * after error() (a malformed file names its line; read-write without a signing key, a URL
- * that is not http(s), no trusted key at all): a usage error. */
+ * that is not http(s), no trusted key at all): a usage error. The transport is HTTP's
+ * (remote_http.h) with `ca_bundle` and `stall_seconds`. A test may instead fill the struct
+ * itself: url (allocated), push, trusted, signer, config and its own transport. */
 int remote_configure(struct remote_cache *r, const char *url, const char *mode,
                      const char *ca_bundle, long stall_seconds);
 void remote_release(struct remote_cache *r);
