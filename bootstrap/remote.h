@@ -130,6 +130,18 @@ int remote_pull_stage(struct remote_cache *r, struct plan *p, struct node *n);
  * Failures are warnings. */
 void remote_push_stage(struct remote_cache *r, const struct plan *p, const struct node *n);
 
+/* The same by key, for a stage cache directory (cache.h), without a plan. remote_pull: the
+ * entry `key` into `stage_cache`, published with `inputs` and `owner` as cache_publish()
+ * records them; `label` names the stage in messages. 1 if pulled (`output` holds its output
+ * id), 0 if not (no entry, refused or unreachable: warned; nothing is left behind), -1 on a
+ * local error. Nothing is asked once the server was unreachable in this run. remote_push:
+ * result `key` of `stage_cache` to the server (read-write mode; else nothing), warnings only. */
+int remote_pull(struct remote_cache *r, const char *stage_cache, const char *key,
+                const char *label, const struct strlist *inputs, const char *owner,
+                char output[DIGEST_HEX_LEN + 1]);
+void remote_push(struct remote_cache *r, const char *stage_cache, const char *key,
+                 const char *label);
+
 /* `crossroot key generate [FILE]` and `crossroot key public FILE`: argv holds the words after
  * "key". Returns an exit code. */
 int remote_key_command(int argc, char **argv);
