@@ -16,20 +16,24 @@
 
 #define MANIFEST_HEADER "crossroot-manifest 2\n"
 
-struct cache_entry {
-	char kind;                  /* 'd', 'f' or 'l' */
-	unsigned mode;
-	long long size;
-	char *value;                /* sha256 (f) or link target (l) */
-	char *path;
-	char *from;                 /* f: the cached file to copy */
-	char *owner;
-	size_t order;
-};
-
 char *cache_result_dir(const char *dir, const char *key)
 {
 	return path_join(dir, key);
+}
+
+char *cache_result_manifest(const char *dir, const char *key)
+{
+	return xasprintf("%s/%s/manifest", dir, key);
+}
+
+char *cache_result_files(const char *dir, const char *key)
+{
+	return xasprintf("%s/%s/files", dir, key);
+}
+
+char *cache_scratch_dir(const char *dir, const char *what, const char *key)
+{
+	return xasprintf("%s/.tmp-%s-%s-%ld", dir, what, key, (long)getpid());
 }
 
 static char *result_file(const char *dir, const char *key, const char *name)
@@ -139,19 +143,20 @@ static int walk_tree(struct walk *w, const char *root, const char *rel)
 	return rc;
 }
 
-/* Parse manifest text into entries (appended to `out`). */
-static int parse_manifest(const char *path, char *text, const char *files, const char *owner,
-                          struct cache_entry **out, size_t *n, size_t *cap)
+/* Parse manifest text (changed in place) into entries appended to `out`: the one reader of
+ * the format. -1 with *why naming `name` and the line (the caller frees it). */
+static int parse_entries(const char *name, char *text, const char *files, const char *owner,
+                         struct cache_entry **out, size_t *n, size_t *cap, char **why)
 {
 	if (strncmp(text, MANIFEST_HEADER, strlen(MANIFEST_HEADER)) != 0) {
-		error("'%s' is not a crossroot manifest (version 2)", path);
+		*why = xasprintf("'%s' is not a crossroot manifest (version 2)", name);
 		return -1;
 	}
 	size_t line_no = 1;
 	for (char *line = text + strlen(MANIFEST_HEADER); *line; line_no++) {
 		char *end = strchr(line, '\n');
 		if (!end) {
-			error("%s:%zu: truncated manifest", path, line_no + 1);
+			*why = xasprintf("%s:%zu: truncated manifest", name, line_no + 1);
 			return -1;
 		}
 		*end = '\0';
@@ -178,13 +183,13 @@ static int parse_manifest(const char *path, char *text, const char *files, const
 			e.value = xstrdup(field[1]);
 			e.path = xstrdup(field[2]);
 		} else {
-			error("%s:%zu: malformed manifest line", path, line_no + 1);
+			*why = xasprintf("%s:%zu: malformed manifest line", name, line_no + 1);
 			return -1;
 		}
 		/* a path leaving its root could only come from a forged manifest */
 		if (e.path[0] == '/' || strcmp(e.path, "..") == 0 || strncmp(e.path, "../", 3) == 0 ||
 		    strstr(e.path, "/../") || strstr(e.path, "//")) {
-			error("%s:%zu: path '%s' leaves its directory", path, line_no + 1, e.path);
+			*why = xasprintf("%s:%zu: path '%s' leaves its directory", name, line_no + 1, e.path);
 			free(e.path);
 			free(e.value);
 			free(e.from);
@@ -201,6 +206,18 @@ static int parse_manifest(const char *path, char *text, const char *files, const
 	return 0;
 }
 
+/* parse_entries for the cache's own manifests: a problem is an error. */
+static int parse_manifest(const char *path, char *text, const char *files, const char *owner,
+                          struct cache_entry **out, size_t *n, size_t *cap)
+{
+	char *why = NULL;
+	int rc = parse_entries(path, text, files, owner, out, n, cap, &why);
+	if (rc < 0)
+		error("%s", why);
+	free(why);
+	return rc;
+}
+
 static void entries_free(struct cache_entry *e, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -210,6 +227,22 @@ static void entries_free(struct cache_entry *e, size_t n)
 		free(e[i].owner);
 	}
 	free(e);
+}
+
+int cache_manifest_parse(struct cache_manifest *m, const char *name, const char *text,
+                         char **why)
+{
+	char *copy = xstrdup(text);
+	*why = NULL;
+	int rc = parse_entries(name, copy, NULL, NULL, &m->entries, &m->n, &m->cap, why);
+	free(copy);
+	return rc;
+}
+
+void cache_manifest_release(struct cache_manifest *m)
+{
+	entries_free(m->entries, m->n);
+	memset(m, 0, sizeof(*m));
 }
 
 /* The first line where two manifests differ, for the warning. */

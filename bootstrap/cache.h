@@ -11,6 +11,7 @@
  *   DIR/<key>/owner       "<target> <stage>", for prune's grouping
  *   DIR/<key>/seconds     how long the build took
  *   DIR/.tmp-<key>-<pid>  a publish in progress, renamed to DIR/<key> when complete
+ *   DIR/.tmp-<what>-<key>-<pid>  scratch of other work on a key (remote.h: pull, push)
  *   DIR/.lock             builds hold it shared, prune exclusive
  *
  * Manifest format, one entry per line, tab separated, parents before children:
@@ -33,8 +34,39 @@
 #include "digest.h"
 #include "util.h"
 
-/* A result's directory: <dir>/<key>. */
+/* A result's directory: <dir>/<key>; its manifest and its files. Only this module knows the
+ * layout: others ask for these paths. The caller frees them. */
 char *cache_result_dir(const char *dir, const char *key);
+char *cache_result_manifest(const char *dir, const char *key);
+char *cache_result_files(const char *dir, const char *key);
+/* A scratch directory (not created here) for this process's work on `key` beside the results,
+ * on the same file system: <dir>/.tmp-<what>-<key>-<pid>. cache_remove_leftovers() removes
+ * it once the process is gone. */
+char *cache_scratch_dir(const char *dir, const char *what, const char *key);
+
+/* A manifest, parsed: one entry per line, in its order. This is the format's one reader;
+ * the stage cache's own and the remote cache's (remote.h) manifests both go through it. */
+struct cache_entry {
+	char kind;                  /* 'd', 'f' or 'l' */
+	unsigned mode;              /* d, f */
+	long long size;             /* f */
+	char *value;                /* sha256 (f) or link target (l) */
+	char *path;                 /* relative; never absolute, through "..", or with "//" */
+	char *from;                 /* f, in a union: the cached file to copy; else NULL */
+	char *owner;                /* in a union: the result it is from, for messages; else "" */
+	size_t order;               /* its line's position */
+};
+struct cache_manifest {
+	struct cache_entry *entries;
+	size_t n, cap;
+};
+/* Parse manifest `text` (not changed) into `m` (zeroed by the caller). `name` is for the
+ * message: -1 with *why as "NAME:3: malformed manifest line" (free it); release `m` all the
+ * same. A line with a sha256 that is not 64 lowercase hex digits, or a path that could leave
+ * its directory, is malformed. */
+int cache_manifest_parse(struct cache_manifest *m, const char *name, const char *text,
+                         char **why);
+void cache_manifest_release(struct cache_manifest *m);
 
 /* Is `key` in the cache, whole and unchanged? On 1, `output` holds its output id. A result
  * that fails the check is removed (warning) and 0 returned. -1: an I/O error. */

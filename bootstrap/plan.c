@@ -512,6 +512,66 @@ int plan_resolve(struct plan *p, struct node *n)
 	return 0;
 }
 
+/* Does a stage that may still be built use tree `t`? */
+static bool tree_needed(const struct node *t)
+{
+	for (size_t u = 0; u < t->n_users; u++)
+		if (t->users[u]->state != NODE_CACHED)
+			return true;
+	return false;
+}
+
+int plan_pull_stage(struct plan *p, struct node *n, const struct plan_source *from)
+{
+	if (n->kind != NODE_STAGE || n->state != NODE_WAITING || !n->key[0] ||
+	    !from->available(from->ctx))
+		return 0;
+	/* a stage two targets share may have been pulled for the other already */
+	int found = cache_lookup(p->dirs.stage_cache, n->key, p->verify, n->output);
+	if (found < 0)
+		return -1;
+	if (found)
+		info("cached  %s", n->label);
+	int rc = found ? 1 : from->take(from->ctx, p, n, n->output);
+	if (rc == 1) {
+		n->state = NODE_CACHED;
+		free(n->why);
+		n->why = NULL;
+	}
+	return rc;
+}
+
+int plan_pull(struct plan *p, const struct plan_source *from)
+{
+	for (size_t i = 0; i < p->n_nodes && from->available(from->ctx); i++) {
+		struct node *n = p->nodes[i];
+		if (n->kind != NODE_STAGE)
+			continue;
+		if (n->state == NODE_PENDING) {
+			bool known = true;
+			for (size_t d = 0; d < n->n_stage_deps; d++)
+				known &= n->stage_deps[d]->state == NODE_CACHED;
+			if (!known)
+				continue;
+			if (plan_resolve(p, n) < 0)
+				return -1;
+			if (n->state == NODE_CACHED) {
+				info("cached  %s", n->label);
+				continue;
+			}
+		}
+		if (plan_pull_stage(p, n, from) < 0)
+			return -1;
+	}
+	/* a tree only pulled stages needed is neither fetched nor extracted */
+	for (size_t i = 0; i < p->n_nodes; i++) {
+		struct node *t = p->nodes[i];
+		if (t->kind == NODE_TREE && t->state == NODE_WAITING && !tree_needed(t))
+			t->state = NODE_SKIPPED;
+	}
+	return 0;
+}
+
 int plan_remember(const struct plan *p, const struct node *n)
 {
 	char *dir = xasprintf("%s/state/%s", p->dirs.work, n->target->name);
@@ -643,11 +703,7 @@ int plan_create(struct plan *p, const struct dirs *dirs, const struct host_llvm 
 		struct node *n = p->nodes[i];
 		if (n->kind != NODE_TREE)
 			continue;
-		bool needed = false;
-		for (size_t u = 0; u < n->n_users; u++)
-			if (n->users[u]->state != NODE_CACHED)
-				needed = true;
-		if (!needed) {
+		if (!tree_needed(n)) {
 			n->state = NODE_SKIPPED;
 			continue;
 		}

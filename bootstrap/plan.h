@@ -107,6 +107,29 @@ void plan_release(struct plan *p);
 /* A pending stage whose dependencies have all finished: compute its key and look it up.
  * Leaves it NODE_CACHED or NODE_WAITING. Returns -1 on an I/O error. */
 int plan_resolve(struct plan *p, struct node *n);
+
+/* A stage cache elsewhere that results can be taken from (the remote cache, remote.h). The
+ * plan decides which stages to ask for and writes their states; the source only fetches. */
+struct plan_source {
+	void *ctx;
+	/* Still worth asking? (false once the source failed for the run, or on Ctrl-C) */
+	bool (*available)(void *ctx);
+	/* Put the result of stage `n` (key known, not in the local stage cache) into the local
+	 * stage cache: 1 if it did (`output` holds its output id), 0 if not (no entry, refused,
+	 * unreachable: the source said so), -1 on a local error (reported). */
+	int (*take)(void *ctx, const struct plan *p, const struct node *n,
+	            char output[DIGEST_HEX_LEN + 1]);
+};
+/* Before a build: in dependency order, ask `from` for every stage whose key is known and whose
+ * result is not in the local stage cache, resolving each pending stage once its dependencies
+ * are all cached; then source trees that only cached stages need become NODE_SKIPPED (neither
+ * fetched nor extracted). Stages taken become NODE_CACHED. Stops asking once `from` is not
+ * available. Returns -1 only on a local error. */
+int plan_pull(struct plan *p, const struct plan_source *from);
+/* One stage whose key is known (NODE_WAITING), before it is built: cached if another node put
+ * its result in the local stage cache meanwhile (a stage two targets share), else asked from
+ * `from`. 1: now NODE_CACHED (output set), 0: still to build, -1: a local error. */
+int plan_pull_stage(struct plan *p, struct node *n, const struct plan_source *from);
 /* Remember a built stage's inputs in the work directory, for later explanations. */
 int plan_remember(const struct plan *p, const struct node *n);
 

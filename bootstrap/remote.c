@@ -1,11 +1,10 @@
-/* remote: the stage cache shared over HTTP: configuration, pull (verify, unpack, publish),
- * push (pack, sign, upload), key files. See remote.h. */
+/* remote: the stage cache shared over a transport (HTTP, remote_http.h): configuration, pull
+ * (verify, unpack, publish), push (pack, sign, upload), key files. See remote.h. */
 #define _GNU_SOURCE
 #include "remote.h"
 
 #include <archive.h>
 #include <archive_entry.h>
-#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -17,10 +16,9 @@
 
 #include "cache.h"
 #include "digest.h"
-#include "fetch.h"
+#include "remote_http.h"
 
 #define SIG_HEADER "crossroot-remote-signature 1\n"
-#define MANIFEST_HEADER "crossroot-manifest 2\n"
 #define MAX_SIG_BYTES (64LL << 10)
 #define MAX_MANIFEST_BYTES (256LL << 20)
 
@@ -112,8 +110,6 @@ int remote_configure(struct remote_cache *r, const char *url, const char *mode,
                      const char *ca_bundle, long stall_seconds)
 {
 	memset(r, 0, sizeof(*r));
-	r->ca_bundle = ca_bundle;
-	r->stall_seconds = stall_seconds > 0 ? stall_seconds : 30;
 	char *file_url = NULL, *file_mode = NULL, *key_file = NULL;
 	int rc = 0;
 	const char *env = getenv("CROSSROOT_REMOTE_CACHE_CONFIG");
@@ -173,11 +169,8 @@ int remote_configure(struct remote_cache *r, const char *url, const char *mode,
 		      "one as 'trusted-key = ed25519:...' in %s", r->url, where);
 		rc = -1;
 	}
-	if (rc == 0 && r->url) {
-		curl_global_init(CURL_GLOBAL_DEFAULT);
-		if (!(r->curl = curl_easy_init()))
-			abort();
-	}
+	if (rc == 0 && r->url)
+		r->transport = remote_http_new(r->url, ca_bundle, stall_seconds > 0 ? stall_seconds : 30);
 	free(file_url);
 	free(file_mode);
 	r->key_file = key_file;
@@ -189,10 +182,8 @@ int remote_configure(struct remote_cache *r, const char *url, const char *mode,
 void remote_release(struct remote_cache *r)
 {
 	free(r->key_file);
-	if (r->curl) {
-		curl_easy_cleanup(r->curl);
-		curl_global_cleanup();
-	}
+	if (r->transport)
+		r->transport->ops->free(r->transport);
 	free(r->url);
 	free(r->config);
 	strlist_release(&r->trusted);
@@ -200,61 +191,7 @@ void remote_release(struct remote_cache *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* ---- HTTP ---- */
-
-struct http {
-	CURLcode code;
-	long status;
-	char errbuf[CURL_ERROR_SIZE];
-	struct curl_slist *headers;
-};
-
-/* Ctrl-C ends a transfer at once. */
-static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
-                       curl_off_t ulnow)
-{
-	(void)arg, (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
-	return interrupted ? 1 : 0;
-}
-
-/* The handle, reset, with what every request gets: errors as failures, web protocols only,
- * TLS verified (a private CA bundle may replace the system's), a stall timeout. */
-static CURL *request(struct remote_cache *r, const char *url, struct http *h)
-{
-	CURL *c = r->curl;
-	curl_easy_reset(c);
-	memset(h, 0, sizeof(*h));
-	/* a cache that does not answer soon is skipped: 10 s to connect */
-	fetch_curl_defaults(c, url, h->errbuf, "http,https", 10L, r->stall_seconds, r->ca_bundle);
-	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-	return c;
-}
-
-static void perform(struct remote_cache *r, struct http *h)
-{
-	h->code = curl_easy_perform(r->curl);
-	curl_easy_getinfo(r->curl, CURLINFO_RESPONSE_CODE, &h->status);
-	curl_slist_free_all(h->headers);
-	h->headers = NULL;
-}
-
-static const char *http_problem(const struct http *h, char *out, size_t n)
-{
-	if (h->code == CURLE_HTTP_RETURNED_ERROR)
-		snprintf(out, n, "HTTP status %ld", h->status);
-	else
-		snprintf(out, n, "%s", h->errbuf[0] ? h->errbuf : curl_easy_strerror(h->code));
-	return out;
-}
-
-/* Not an answer from the server nor our own refusal of what it sent: it cannot be reached
- * (refused, reset, timed out, cut off). */
-static bool unreachable(const struct http *h)
-{
-	return h->code != CURLE_OK && h->code != CURLE_HTTP_RETURNED_ERROR &&
-	       h->code != CURLE_WRITE_ERROR && h->code != CURLE_READ_ERROR;
-}
+/* ---- transfers ---- */
 
 /* Where a download goes: memory or a file, hashed, never past `limit` bytes. */
 struct sink {
@@ -266,143 +203,61 @@ struct sink {
 	int write_errno;
 };
 
-static size_t to_sink(char *data, size_t size, size_t count, void *arg)
+static bool to_sink(void *arg, const void *data, size_t n)
 {
 	struct sink *s = arg;
-	size_t n = size * count;
 	if (s->bytes + (long long)n > s->limit) {
 		s->too_large = true;
-		return 0;
+		return false;
 	}
 	s->bytes += (long long)n;
 	if (s->fd < 0) {
 		buf_add(&s->b, data, n);
-		return n;
+		return true;
 	}
 	for (size_t off = 0; off < n;) {
-		ssize_t w = write(s->fd, data + off, n - off);
+		ssize_t w = write(s->fd, (const char *)data + off, n - off);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0) {
 			s->write_errno = errno;
-			return 0;
+			return false;
 		}
 		off += (size_t)w;
 	}
 	digest_update(&s->d, data, n);
-	return n;
+	return true;
 }
 
-/* GET `url` into `s` (set up by the caller). */
-static void get(struct remote_cache *r, const char *url, struct sink *s, struct http *h)
+/* The transport's operations, with the words for a failure in `why`. */
+static enum remote_outcome get(struct remote_cache *r, const char *name, struct sink *s,
+                               char *why)
 {
-	CURL *c = request(r, url, h);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, to_sink);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, s);
-	perform(r, h);
+	return r->transport->ops->get(r->transport, name, to_sink, s, why);
 }
 
-/* PUT `size` bytes of `f` to `url`. */
-static void put(struct remote_cache *r, const char *url, FILE *f, long long size, struct http *h)
-{
-	CURL *c = request(r, url, h);
-	curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
-	curl_easy_setopt(c, CURLOPT_READDATA, f);
-	curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)size);
-	perform(r, h);
-}
-
-static void put_text(struct remote_cache *r, const char *url, const char *text, struct http *h)
+static enum remote_outcome put_text(struct remote_cache *r, const char *name, const char *text,
+                                    char *why)
 {
 	FILE *f = fmemopen((void *)text, strlen(text), "r");
 	if (!f)
 		abort();
-	put(r, url, f, (long long)strlen(text), h);
+	enum remote_outcome o = r->transport->ops->put(r->transport, name, f, (long long)strlen(text),
+	                                               why);
 	fclose(f);
+	return o;
 }
 
-static void delete(struct remote_cache *r, const char *url, struct http *h)
+/* ---- packing and unpacking (manifests are cache.h's) ---- */
+
+static int entry_by_path(const void *a, const void *b)
 {
-	CURL *c = request(r, url, h);
-	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "DELETE");
-	perform(r, h);
-}
-
-static void move(struct remote_cache *r, const char *url, const char *to, struct http *h)
-{
-	CURL *c = request(r, url, h);
-	char *destination = xasprintf("Destination: %s", to);
-	h->headers = curl_slist_append(h->headers, destination);
-	h->headers = curl_slist_append(h->headers, "Overwrite: T");
-	free(destination);
-	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "MOVE");
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h->headers);
-	perform(r, h);
-}
-
-/* ---- manifests, packing and unpacking ---- */
-
-struct item {
-	char kind;                  /* 'd', 'f', 'l' */
-	unsigned mode;
-	long long size;
-	const char *target;         /* l */
-	const char *path;
-	bool seen;
-};
-
-/* Split manifest text (changed in place) into items, in its order. -1 if malformed. */
-static int parse_items(char *text, struct item **out, size_t *n)
-{
-	*out = NULL;
-	*n = 0;
-	if (strncmp(text, MANIFEST_HEADER, strlen(MANIFEST_HEADER)) != 0)
-		return -1;
-	size_t cap = 0;
-	for (char *line = text + strlen(MANIFEST_HEADER); *line;) {
-		char *end = strchr(line, '\n');
-		if (!end)
-			return -1;
-		*end = '\0';
-		char *f[5] = {0};
-		size_t nf = 0;
-		for (char *p = line; p && nf < 5; nf++) {
-			f[nf] = p;
-			p = strchr(p, '\t');
-			if (p)
-				*p++ = '\0';
-		}
-		struct item it = {.kind = f[0][0]};
-		if (f[0][1] == '\0' && it.kind == 'd' && nf == 3) {
-			it.mode = (unsigned)strtoul(f[1], NULL, 8);
-			it.path = f[2];
-		} else if (f[0][1] == '\0' && it.kind == 'f' && nf == 5) {
-			it.mode = (unsigned)strtoul(f[1], NULL, 8);
-			it.size = atoll(f[2]);
-			it.path = f[4];
-		} else if (f[0][1] == '\0' && it.kind == 'l' && nf == 3) {
-			it.target = f[1];
-			it.path = f[2];
-		} else
-			return -1;
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 256;
-			*out = xrealloc(*out, cap * sizeof(**out));
-		}
-		(*out)[(*n)++] = it;
-		line = end + 1;
-	}
-	return 0;
-}
-
-static int item_by_path(const void *a, const void *b)
-{
-	return strcmp(((const struct item *)a)->path, ((const struct item *)b)->path);
+	return strcmp(((const struct cache_entry *)a)->path, ((const struct cache_entry *)b)->path);
 }
 
 /* The result's files as a deterministic tar.zst: entries in manifest order, each made here
  * from the manifest (modes, owner 0, mtime 0), nothing from the file system but the bytes. */
-static int pack(const char *files, const struct item *items, size_t n, const char *out_path)
+static int pack(const char *files, const struct cache_manifest *m, const char *out_path)
 {
 	struct archive *a = archive_write_new();
 	struct archive_entry *e = archive_entry_new();
@@ -413,8 +268,8 @@ static int pack(const char *files, const struct item *items, size_t n, const cha
 		error("cannot write '%s': %s", out_path, archive_error_string(a));
 		goto out;
 	}
-	for (size_t i = 0; i < n; i++) {
-		const struct item *it = &items[i];
+	for (size_t i = 0; i < m->n; i++) {
+		const struct cache_entry *it = &m->entries[i];
 		archive_entry_clear(e);
 		archive_entry_set_pathname(e, it->path);
 		archive_entry_set_mtime(e, 0, 0);
@@ -424,7 +279,7 @@ static int pack(const char *files, const struct item *items, size_t n, const cha
 		                                                                           : AE_IFREG);
 		archive_entry_set_perm(e, it->kind == 'l' ? 0777 : it->mode);
 		if (it->kind == 'l')
-			archive_entry_set_symlink(e, it->target);
+			archive_entry_set_symlink(e, it->value);
 		archive_entry_set_size(e, it->kind == 'f' ? it->size : 0);
 		int fd = -1;
 		char *from = path_join(files, it->path);
@@ -468,14 +323,15 @@ out:
 	return rc;
 }
 
-/* Unpack `archive_path` into the directory `dest`: each entry must be an item of the (signed)
- * manifest, of its type, size and link target, and appear once. Returns 0; 1 if the archive is
- * refused (`why` says why); -1 on a local error. Entry names are taken relative to `dest`
- * (entered for the time being), with libarchive's secure flags: no absolute path, no `..`,
- * nothing through a link. */
-static int unpack(const char *archive_path, const char *dest, struct item *items, size_t n,
+/* Unpack `archive_path` into the directory `dest`: each entry must be an entry of the
+ * (signed) manifest `m`, sorted by path, of its type, size and link target, and appear once.
+ * Returns 0; 1 if the archive is refused (`why` says why); -1 on a local error. Entry names
+ * are taken relative to `dest` (entered for the time being), with libarchive's secure flags:
+ * no absolute path, no `..`, nothing through a link. */
+static int unpack(const char *archive_path, const char *dest, const struct cache_manifest *m,
                   struct buf *why)
 {
+	bool *seen = xcalloc(m->n + 1, sizeof(*seen));
 	struct archive *in = archive_read_new();
 	struct archive *out = archive_write_disk_new();
 	archive_read_support_filter_zstd(in);
@@ -511,25 +367,27 @@ static int unpack(const char *archive_path, const char *dest, struct item *items
 		size_t len = strlen(bare);
 		while (len > 1 && bare[len - 1] == '/')
 			bare[--len] = '\0';
-		struct item key = {.path = bare};
-		struct item *it = bsearch(&key, items, n, sizeof(*items), item_by_path);
+		struct cache_entry key = {.path = bare};
+		const struct cache_entry *it = bsearch(&key, m->entries, m->n, sizeof(key),
+		                                       entry_by_path);
+		bool *it_seen = it ? &seen[it - m->entries] : NULL;
 		mode_t type = archive_entry_filetype(e);
 		const char *link = archive_entry_symlink(e);
-		bool fits = it && !it->seen &&
+		bool fits = it && !*it_seen &&
 		            ((it->kind == 'd' && type == AE_IFDIR) ||
 		             (it->kind == 'f' && type == AE_IFREG && archive_entry_size(e) == it->size) ||
-		             (it->kind == 'l' && type == AE_IFLNK && link && !strcmp(link, it->target)));
+		             (it->kind == 'l' && type == AE_IFLNK && link && !strcmp(link, it->value)));
 		bool refused = !fits || archive_entry_hardlink(e);
 		if (refused)
 			buf_printf(why, "its data holds '%s', which the signed manifest %s", bare,
-			           !it ? "does not list" : it->seen ? "lists once" :
+			           !it ? "does not list" : *it_seen ? "lists once" :
 			           "lists with another type, size or link target");
 		free(bare);
 		if (refused) {
 			rc = 1;
 			goto back;
 		}
-		it->seen = true;
+		*it_seen = true;
 		if (archive_write_header(out, e) != ARCHIVE_OK) {
 			error("cannot create '%s/%s': %s", dest, name, archive_error_string(out));
 			goto back;
@@ -567,6 +425,7 @@ out:
 		close(cwd);
 	archive_read_free(in);
 	archive_write_free(out);
+	free(seen);
 	return rc;
 }
 
@@ -604,16 +463,16 @@ static bool parse_signature_file(const char *text, struct signature_file *s)
 	       s->data_size >= 0 && strlen(s->signature) == SIGN_SIGNATURE_LEN;
 }
 
-/* The request `what` (method and URL) failed: a warning, and a server that cannot be
- * reached is not asked again in this run. */
-static void request_failed(struct remote_cache *r, const char *entry, const char *what,
-                           const struct http *h, const char *label, bool pulling)
+/* The request `what` for `name` failed (`o`, `why`): a warning naming its URL, and a server
+ * that cannot be reached is not asked again in this run. */
+static void request_failed(struct remote_cache *r, const char *name, const char *what,
+                           enum remote_outcome o, const char *why, const char *label,
+                           bool pulling)
 {
-	char why[CURL_ERROR_SIZE + 32];
-	http_problem(h, why, sizeof(why));
 	if (interrupted)
 		return;   /* the run stops; it says so itself */
-	if (unreachable(h)) {
+	char *entry = xasprintf("%s/%s", r->url, name);
+	if (o == REMOTE_UNREACHABLE) {
 		r->unreachable = true;
 		if (pulling)
 			warn("remote cache %s cannot be reached (%s of entry %s: %s); building %s here, "
@@ -626,226 +485,232 @@ static void request_failed(struct remote_cache *r, const char *entry, const char
 		warn("remote cache entry %s: %s failed: %s; building %s here", entry, what, why, label);
 	else
 		warn("cannot push %s to the remote cache: %s %s failed: %s", label, what, entry, why);
+	free(entry);
 }
 
-/* 1 pulled and published, 0 not, -1 local error. */
-static int pull(struct remote_cache *r, const char *stage_cache, const char *key,
-                const char *label, const struct strlist *inputs, const char *owner,
-                char output[DIGEST_HEX_LEN + 1])
+/* One pull in progress: what was fetched, and why the entry is refused if it is. */
+struct pull {
+	struct remote_cache *r;
+	const char *key, *label;
+	struct signature_file sig;
+	struct buf manifest;        /* the signed manifest's text */
+	struct cache_manifest entries;   /* the same, parsed, sorted by path */
+	struct buf refused;
+};
+
+/* The signature file and the manifest, and the signature over them and the key: 1 if it
+ * verifies by a trusted key, 0 if not (no entry; refused or a failed request: said). */
+static int fetch_signed(struct pull *pl)
 {
-	char *entry = xasprintf("%s/%s", r->url, key);
-	char *sig_url = xasprintf("%s.sig", entry), *manifest_url = xasprintf("%s.manifest", entry);
-	char *data_url = xasprintf("%s.tar.zst", entry);
-	char *tmp = xasprintf("%s/.tmp-pull-%s-%ld", stage_cache, key, (long)getpid());
-	char *data = path_join(tmp, "data.tar.zst"), *files = path_join(tmp, "files");
+	struct remote_cache *r = pl->r;
 	struct sink sig = {.fd = -1, .limit = MAX_SIG_BYTES};
 	struct sink manifest = {.fd = -1, .limit = MAX_MANIFEST_BYTES};
-	struct sink body = {.fd = -1};
-	struct buf refused = {0};
-	struct http h;
-	struct item *items = NULL;
-	size_t n_items = 0;
-	char *message = NULL, *copy = NULL, *difference = NULL;
+	char why[REMOTE_WHY_SIZE], id[DIGEST_HEX_LEN + 1];
+	char *sig_name = xasprintf("%s.sig", pl->key), *manifest_name = NULL, *message = NULL;
+	char *malformed = NULL;
 	int rc = 0;
-	double started = now_seconds();
-
-	get(r, sig_url, &sig, &h);
-	if (h.code == CURLE_HTTP_RETURNED_ERROR && (h.status == 404 || h.status == 410))
+	enum remote_outcome o = get(r, sig_name, &sig, why);
+	if (o == REMOTE_MISSING)
 		goto out;   /* not there: nothing to say */
-	if (h.code != CURLE_OK) {
+	if (o != REMOTE_OK) {
 		if (sig.too_large)
-			buf_printf(&refused, "its signature file is larger than %lld bytes", MAX_SIG_BYTES);
+			buf_printf(&pl->refused, "its signature file is larger than %lld bytes",
+			           MAX_SIG_BYTES);
 		else
-			request_failed(r, entry, "GET .sig", &h, label, true);
+			request_failed(r, pl->key, "GET .sig", o, why, pl->label, true);
 		goto out;
 	}
-	struct signature_file s;
-	if (!sig.b.s || memchr(sig.b.s, '\0', sig.b.len) || !parse_signature_file(sig.b.s, &s)) {
-		buf_puts(&refused, "its signature file is malformed");
+	struct signature_file *s = &pl->sig;
+	if (!sig.b.s || memchr(sig.b.s, '\0', sig.b.len) || !parse_signature_file(sig.b.s, s)) {
+		buf_puts(&pl->refused, "its signature file is malformed");
 		goto out;
 	}
-	if (!strlist_has(&r->trusted, s.public_key)) {
-		buf_printf(&refused, "it is signed by %s, which is not a trusted key (trusted-key in %s)",
-		           s.public_key, r->config ? r->config : "~/.config/crossroot/remote-cache");
+	if (!strlist_has(&r->trusted, s->public_key)) {
+		buf_printf(&pl->refused, "it is signed by %s, which is not a trusted key (trusted-key "
+		           "in %s)", s->public_key, r->config ? r->config
+		                                              : "~/.config/crossroot/remote-cache");
 		goto out;
 	}
-	get(r, manifest_url, &manifest, &h);
-	if (h.code != CURLE_OK) {
+	manifest_name = xasprintf("%s.manifest", pl->key);
+	o = get(r, manifest_name, &manifest, why);
+	if (o != REMOTE_OK) {
 		if (manifest.too_large)
-			buf_printf(&refused, "its manifest is larger than %lld bytes", MAX_MANIFEST_BYTES);
+			buf_printf(&pl->refused, "its manifest is larger than %lld bytes",
+			           MAX_MANIFEST_BYTES);
 		else
-			request_failed(r, entry, "GET .manifest", &h, label, true);
+			request_failed(r, pl->key, "GET .manifest", o, why, pl->label, true);
 		goto out;
 	}
-	char id[DIGEST_HEX_LEN + 1];
-	const char *text = manifest.b.s ? manifest.b.s : "";
-	text_digest(text, manifest.b.len, id);
-	message = signed_message(key, id, s.data_sha, s.data_size);
-	if (!sign_verify(s.public_key, s.signature, message, strlen(message))) {
-		buf_printf(&refused, "its signature by %s does not verify over its key, manifest and "
-		           "data hash", s.public_key);
+	pl->manifest = manifest.b;
+	manifest.b = (struct buf){0};
+	if (!pl->manifest.s)
+		buf_puts(&pl->manifest, "");   /* an empty body is text too */
+	text_digest(pl->manifest.s, pl->manifest.len, id);
+	message = signed_message(pl->key, id, s->data_sha, s->data_size);
+	if (!sign_verify(s->public_key, s->signature, message, strlen(message))) {
+		buf_printf(&pl->refused, "its signature by %s does not verify over its key, manifest "
+		           "and data hash", s->public_key);
 		goto out;
 	}
-	copy = xstrdup(text);
-	if (memchr(text, '\0', manifest.b.len) || parse_items(copy, &items, &n_items) < 0) {
-		buf_puts(&refused, "its signed manifest is malformed");
+	if (memchr(pl->manifest.s, '\0', pl->manifest.len)) {
+		buf_puts(&pl->refused, "its signed manifest is malformed (a NUL byte in it)");
 		goto out;
 	}
-	qsort(items, n_items, sizeof(*items), item_by_path);
-	/* the data: streamed to a file, hashed, never past its signed size */
-	rc = -1;
-	if (remove_tree(tmp) < 0 || mkdir_p(files, 0755) < 0)
+	if (cache_manifest_parse(&pl->entries, manifest_name, pl->manifest.s, &malformed) < 0) {
+		buf_printf(&pl->refused, "its signed manifest is malformed (%s)", malformed);
 		goto out;
-	body.fd = open(data, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	}
+	qsort(pl->entries.entries, pl->entries.n, sizeof(*pl->entries.entries), entry_by_path);
+	rc = 1;
+out:
+	buf_release(&sig.b);
+	buf_release(&manifest.b);
+	free(sig_name);
+	free(manifest_name);
+	free(message);
+	free(malformed);
+	return rc;
+}
+
+/* The data into the file `path`: streamed, hashed, never read past its signed size. 1 if it
+ * has its signed hash, 0 if not (refused or a failed request: said), -1 on a local error. */
+static int fetch_data(struct pull *pl, const char *path)
+{
+	const struct signature_file *s = &pl->sig;
+	struct sink body = {.limit = s->data_size};
+	char why[REMOTE_WHY_SIZE], data_sha[DIGEST_HEX_LEN + 1];
+	body.fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (body.fd < 0) {
-		error("cannot create '%s':", data);
-		goto out;
+		error("cannot create '%s':", path);
+		return -1;
 	}
-	rc = 0;
-	body.limit = s.data_size;
 	digest_init(&body.d);
-	get(r, data_url, &body, &h);
-	char data_sha[DIGEST_HEX_LEN + 1];
+	char *name = xasprintf("%s.tar.zst", pl->key);
+	enum remote_outcome o = get(pl->r, name, &body, why);
+	free(name);
+	close(body.fd);
 	digest_final(&body.d, data_sha);
 	if (body.write_errno) {
 		errno = body.write_errno;
-		error("cannot write '%s':", data);
-		rc = -1;
-		goto out;
+		error("cannot write '%s':", path);
+		return -1;
 	}
-	if (h.code != CURLE_OK && !body.too_large) {
-		request_failed(r, entry, "GET .tar.zst", &h, label, true);
-		goto out;
+	if (o != REMOTE_OK && !body.too_large) {
+		request_failed(pl->r, pl->key, "GET .tar.zst", o, why, pl->label, true);
+		return 0;
 	}
 	if (body.too_large) {
-		buf_printf(&refused, "its data is larger than its signed size, %lld bytes", s.data_size);
+		buf_printf(&pl->refused, "its data is larger than its signed size, %lld bytes",
+		           s->data_size);
+		return 0;
+	}
+	if (body.bytes != s->data_size || strcmp(data_sha, s->data_sha) != 0) {
+		buf_printf(&pl->refused, "its data does not match its signature (%lld bytes, sha256 "
+		           "%s; signed: %lld bytes, sha256 %s)", body.bytes, data_sha, s->data_size,
+		           s->data_sha);
+		return 0;
+	}
+	return 1;
+}
+
+int remote_pull(struct remote_cache *r, const char *stage_cache, const char *key,
+                const char *label, const struct strlist *inputs, const char *owner,
+                char output[DIGEST_HEX_LEN + 1])
+{
+	if (!r || !r->url || r->unreachable || interrupted)
+		return 0;
+	struct pull pl = {.r = r, .key = key, .label = label};
+	char *tmp = cache_scratch_dir(stage_cache, "pull", key);
+	char *data = path_join(tmp, "data.tar.zst"), *files = path_join(tmp, "files");
+	char *difference = NULL;
+	int rc = 0;
+	double started = now_seconds();
+	if (fetch_signed(&pl) <= 0)
+		goto out;
+	rc = -1;
+	if (remove_tree(tmp) < 0 || mkdir_p(files, 0755) < 0)
+		goto out;
+	rc = fetch_data(&pl, data);
+	if (rc <= 0)
+		goto out;
+	rc = unpack(data, files, &pl.entries, &pl.refused);
+	if (rc != 0) {
+		rc = rc < 0 ? -1 : 0;
 		goto out;
 	}
-	if (body.bytes != s.data_size || strcmp(data_sha, s.data_sha) != 0) {
-		buf_printf(&refused, "its data does not match its signature (%lld bytes, sha256 %s; "
-		           "signed: %lld bytes, sha256 %s)", body.bytes, data_sha, s.data_size,
-		           s.data_sha);
-		goto out;
-	}
-	int unpacked = unpack(data, files, items, n_items, &refused);
-	if (unpacked != 0) {
-		rc = unpacked < 0 ? -1 : 0;
-		goto out;
-	}
-	int published = cache_publish_expected(stage_cache, key, files, text, &difference, inputs,
-	                                       owner, output);
-	if (published < 0) {
-		rc = -1;
-	} else if (published == 0) {
-		buf_printf(&refused, "its files differ from its signed manifest (%s)", difference);
-	} else {
+	rc = cache_publish_expected(stage_cache, key, files, pl.manifest.s, &difference, inputs,
+	                            owner, output);
+	if (rc == 0)
+		buf_printf(&pl.refused, "its files differ from its signed manifest (%s)", difference);
+	if (rc == 1) {
 		char size[32], took[32];
 		info("pulled  %s from the remote cache (%s in %s, signed by %.20s...)", label,
-		     format_size((double)s.data_size, size), format_duration(now_seconds() - started,
-		     took), s.public_key);
-		rc = 1;
+		     format_size((double)pl.sig.data_size, size),
+		     format_duration(now_seconds() - started, took), pl.sig.public_key);
 	}
 out:
-	if (refused.len)
-		warn("remote cache entry %s refused: %s; building %s here", entry, refused.s, label);
+	if (pl.refused.len)
+		warn("remote cache entry %s/%s refused: %s; building %s here", r->url, key,
+		     pl.refused.s, label);
 	if (rc < 0)
 		error("cannot take %s from the remote cache into the stage cache '%s'", label,
 		      stage_cache);
-	if (body.fd >= 0)
-		close(body.fd);
-	digest_release(&body.d);
 	remove_tree(tmp);
-	buf_release(&sig.b);
-	buf_release(&manifest.b);
-	buf_release(&refused);
-	free(items);
-	free(copy);
-	free(message);
+	buf_release(&pl.manifest);
+	buf_release(&pl.refused);
+	cache_manifest_release(&pl.entries);
 	free(difference);
-	free(entry);
-	free(sig_url);
-	free(manifest_url);
-	free(data_url);
 	free(tmp);
 	free(data);
 	free(files);
 	return rc;
 }
 
+/* Is the remote cache still worth asking in this run? */
+static bool available(void *ctx)
+{
+	struct remote_cache *r = ctx;
+	return !r->unreachable && !interrupted;
+}
+
+static int take(void *ctx, const struct plan *p, const struct node *n,
+                char output[DIGEST_HEX_LEN + 1])
+{
+	char *owner = xasprintf("%s %s", n->target->name, n->stage->name);
+	int rc = remote_pull(ctx, p->dirs.stage_cache, n->key, n->label, &n->inputs, owner, output);
+	free(owner);
+	return rc;
+}
+
 int remote_pull_stage(struct remote_cache *r, struct plan *p, struct node *n)
 {
-	if (!r || !r->url || r->unreachable || n->kind != NODE_STAGE || n->state != NODE_WAITING ||
-	    !n->key[0] || interrupted)
+	if (!r || !r->url)
 		return 0;
-	/* a stage two targets share may have been pulled for the other already */
-	int found = cache_lookup(p->dirs.stage_cache, n->key, p->verify, n->output);
-	if (found < 0)
-		return -1;
-	char *owner = xasprintf("%s %s", n->target->name, n->stage->name);
-	int rc = found ? 1 : pull(r, p->dirs.stage_cache, n->key, n->label, &n->inputs, owner,
-	                          n->output);
-	free(owner);
-	if (found)
-		info("cached  %s", n->label);
-	if (rc == 1) {
-		n->state = NODE_CACHED;
-		free(n->why);
-		n->why = NULL;
-	}
-	return rc;
+	return plan_pull_stage(p, n, &(struct plan_source){r, available, take});
 }
 
 int remote_pull_plan(struct remote_cache *r, struct plan *p)
 {
 	if (!r || !r->url)
 		return 0;
-	for (size_t i = 0; i < p->n_nodes && !r->unreachable && !interrupted; i++) {
-		struct node *n = p->nodes[i];
-		if (n->kind != NODE_STAGE)
-			continue;
-		if (n->state == NODE_PENDING) {
-			bool known = true;
-			for (size_t d = 0; d < n->n_stage_deps; d++)
-				known &= n->stage_deps[d]->state == NODE_CACHED;
-			if (!known)
-				continue;
-			if (plan_resolve(p, n) < 0)
-				return -1;
-			if (n->state == NODE_CACHED) {
-				info("cached  %s", n->label);
-				continue;
-			}
-		}
-		if (remote_pull_stage(r, p, n) < 0)
-			return -1;
-	}
-	/* a tree only pulled stages needed is neither fetched nor extracted */
-	for (size_t i = 0; i < p->n_nodes; i++) {
-		struct node *t = p->nodes[i];
-		if (t->kind != NODE_TREE || t->state != NODE_WAITING)
-			continue;
-		bool needed = false;
-		for (size_t u = 0; u < t->n_users; u++)
-			needed |= t->users[u]->state != NODE_CACHED;
-		if (!needed)
-			t->state = NODE_SKIPPED;
-	}
-	return 0;
+	return plan_pull(p, &(struct plan_source){r, available, take});
 }
 
 /* ---- push ---- */
 
 /* Upload the data under a temporary name, then move it into place. */
-static bool upload_data(struct remote_cache *r, const char *entry, const char *data,
+static bool upload_data(struct remote_cache *r, const char *key, const char *data,
                         long long size, const char *label)
 {
+	const struct remote_transport_ops *t = r->transport->ops;
 	unsigned char noise[4] = {0};
 	if (getrandom(noise, sizeof(noise), 0) < 0)
 		noise[0] = (unsigned char)now_seconds();
-	char *final = xasprintf("%s.tar.zst", entry);
+	char *final = xasprintf("%s.tar.zst", key);
 	char *part = xasprintf("%s.part-%ld-%02x%02x%02x%02x", final, (long)getpid(), noise[0],
 	                       noise[1], noise[2], noise[3]);
-	struct http h;
+	char why[REMOTE_WHY_SIZE];
+	enum remote_outcome o;
 	bool ok = false;
 	FILE *f = fopen(data, "re");
 	if (!f) {
@@ -853,29 +718,29 @@ static bool upload_data(struct remote_cache *r, const char *entry, const char *d
 		     strerror(errno));
 		goto out;
 	}
-	put(r, part, f, size, &h);
-	if (h.code != CURLE_OK) {
-		request_failed(r, part, "PUT data", &h, label, false);
+	o = t->put(r->transport, part, f, size, why);
+	if (o != REMOTE_OK) {
+		request_failed(r, part, "PUT data", o, why, label, false);
 		goto out;
 	}
-	move(r, part, final, &h);
-	if (h.code == CURLE_OK) {
+	o = t->move(r->transport, part, final, why);
+	if (o == REMOTE_OK) {
 		ok = true;
 		goto out;
 	}
-	if (unreachable(&h)) {
-		request_failed(r, part, "MOVE data", &h, label, false);
+	if (o == REMOTE_UNREACHABLE) {
+		request_failed(r, part, "MOVE data", o, why, label, false);
 		goto out;
 	}
 	/* a server without MOVE (Bazel's and ccache's HTTP caches): the final name at once */
 	rewind(f);
-	put(r, final, f, size, &h);
-	if (h.code != CURLE_OK)
-		request_failed(r, final, "PUT data", &h, label, false);
+	o = t->put(r->transport, final, f, size, why);
+	if (o != REMOTE_OK)
+		request_failed(r, final, "PUT data", o, why, label, false);
 	else
 		ok = true;
 	if (!r->unreachable)
-		delete(r, part, &h);
+		t->delete(r->transport, part, why);
 out:
 	if (f)
 		fclose(f);
@@ -884,34 +749,35 @@ out:
 	return ok;
 }
 
-void remote_push_stage(struct remote_cache *r, const struct plan *p, const struct node *n)
+void remote_push(struct remote_cache *r, const char *stage_cache, const char *key,
+                 const char *label)
 {
 	if (!r || !r->url || !r->push || r->unreachable || interrupted)
 		return;
-	const char *dir = p->dirs.stage_cache, *key = n->key;
 	double started = now_seconds();
-	char *manifest_path = xasprintf("%s/%s/manifest", dir, key);
-	char *files = xasprintf("%s/%s/files", dir, key);
-	char *data = xasprintf("%s/.tmp-push-%s-%ld", dir, key, (long)getpid());
-	char *entry = xasprintf("%s/%s", r->url, key);
-	char *sig_url = xasprintf("%s.sig", entry), *manifest_url = xasprintf("%s.manifest", entry);
-	char *text = read_file(manifest_path, NULL), *copy = text ? xstrdup(text) : NULL;
-	char *message = NULL, *sig_text = NULL;
-	struct item *items = NULL;
-	size_t n_items = 0;
-	struct http h;
+	char *manifest_path = cache_result_manifest(stage_cache, key);
+	char *files = cache_result_files(stage_cache, key);
+	char *tmp = cache_scratch_dir(stage_cache, "push", key);
+	char *data = path_join(tmp, "data.tar.zst");
+	char *sig_name = xasprintf("%s.sig", key), *manifest_name = xasprintf("%s.manifest", key);
+	char *text = read_file(manifest_path, NULL);
+	char *message = NULL, *sig_text = NULL, *malformed = NULL;
+	struct cache_manifest m = {0};
+	char why[REMOTE_WHY_SIZE];
+	enum remote_outcome o;
 	struct stat st;
 	char output[DIGEST_HEX_LEN + 1], data_sha[DIGEST_HEX_LEN + 1];
 	char public_key[SIGN_PUBLIC_LEN + 1], signature[SIGN_SIGNATURE_LEN + 1];
-	if (!text || parse_items(copy, &items, &n_items) < 0) {
-		warn("cannot push %s to the remote cache: its manifest '%s' cannot be read", n->label,
-		     manifest_path);
+	if (!text || cache_manifest_parse(&m, manifest_path, text, &malformed) < 0) {
+		warn("cannot push %s to the remote cache: its manifest '%s' cannot be read%s%s%s", label,
+		     manifest_path, malformed ? " (" : "", malformed ? malformed : "",
+		     malformed ? ")" : "");
 		goto out;
 	}
 	text_digest(text, strlen(text), output);
-	if (remove_tree(data) < 0 || pack(files, items, n_items, data) < 0 ||
+	if (remove_tree(tmp) < 0 || mkdir_p(tmp, 0755) < 0 || pack(files, &m, data) < 0 ||
 	    digest_file(data, data_sha) < 0 || stat(data, &st) < 0) {
-		warn("cannot push %s to the remote cache: its data could not be packed", n->label);
+		warn("cannot push %s to the remote cache: its data could not be packed", label);
 		goto out;
 	}
 	message = signed_message(key, output, data_sha, (long long)st.st_size);
@@ -921,39 +787,44 @@ void remote_push_stage(struct remote_cache *r, const struct plan *p, const struc
 	sig_text = xasprintf(SIG_HEADER "public-key %s\ndata %s %lld\nsignature %s\n", public_key,
 	                     data_sha, (long long)st.st_size, signature);
 	/* an older signature goes first, so no reader pairs it with the new data */
-	delete(r, sig_url, &h);
-	if (unreachable(&h)) {
-		request_failed(r, sig_url, "DELETE .sig", &h, n->label, false);
+	o = r->transport->ops->delete(r->transport, sig_name, why);
+	if (o == REMOTE_UNREACHABLE) {
+		request_failed(r, sig_name, "DELETE .sig", o, why, label, false);
 		goto out;
 	}
-	if (!upload_data(r, entry, data, (long long)st.st_size, n->label))
+	if (!upload_data(r, key, data, (long long)st.st_size, label))
 		goto out;
-	put_text(r, manifest_url, text, &h);
-	if (h.code != CURLE_OK) {
-		request_failed(r, manifest_url, "PUT .manifest", &h, n->label, false);
+	o = put_text(r, manifest_name, text, why);
+	if (o != REMOTE_OK) {
+		request_failed(r, manifest_name, "PUT .manifest", o, why, label, false);
 		goto out;
 	}
-	put_text(r, sig_url, sig_text, &h);   /* last: the entry now exists */
-	if (h.code != CURLE_OK) {
-		request_failed(r, sig_url, "PUT .sig", &h, n->label, false);
+	o = put_text(r, sig_name, sig_text, why);   /* last: the entry now exists */
+	if (o != REMOTE_OK) {
+		request_failed(r, sig_name, "PUT .sig", o, why, label, false);
 		goto out;
 	}
 	char size[32], took[32];
-	info("pushed  %s to the remote cache (%s in %s)", n->label,
+	info("pushed  %s to the remote cache (%s in %s)", label,
 	     format_size((double)st.st_size, size), format_duration(now_seconds() - started, took));
 out:
-	remove_tree(data);
-	free(items);
+	remove_tree(tmp);
+	cache_manifest_release(&m);
 	free(text);
-	free(copy);
 	free(message);
 	free(sig_text);
+	free(malformed);
 	free(manifest_path);
 	free(files);
+	free(tmp);
 	free(data);
-	free(entry);
-	free(sig_url);
-	free(manifest_url);
+	free(sig_name);
+	free(manifest_name);
+}
+
+void remote_push_stage(struct remote_cache *r, const struct plan *p, const struct node *n)
+{
+	remote_push(r, p->dirs.stage_cache, n->key, n->label);
 }
 
 /* ---- crossroot key ---- */

@@ -51,10 +51,50 @@
 #define CROSSROOT_REMOTE_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "plan.h"
 #include "sign.h"
 #include "util.h"
+
+/* ---- the transport ----
+ * Every exchange with the server is one of four operations on a name under the base URL
+ * ("<key>.sig"): remote_http.h does them over HTTP(S), and the unit tests put an in-memory
+ * fake in its place. The policy (what to ask for, limits, hashes, signatures, what a failure
+ * means) is remote.c's alone. Each operation says what happened and, for anything but
+ * REMOTE_OK, puts words for a message in `why` (REMOTE_WHY_SIZE bytes): "HTTP status 500",
+ * "Failed to connect to 127.0.0.1 port 1: Connection refused". */
+enum remote_outcome {
+	REMOTE_OK,
+	REMOTE_MISSING,             /* the server has no such name (HTTP 404 or 410) */
+	REMOTE_FAILED,              /* the server answered with another error (a MOVE refused) */
+	REMOTE_UNREACHABLE,         /* no whole answer: refused, reset, timed out, cut off in the
+	                               middle of a body, or stopped by Ctrl-C (`interrupted`) */
+	REMOTE_STOPPED,             /* our side stopped it: the sink took no more bytes, or the
+	                               file to upload could not be read */
+};
+enum { REMOTE_WHY_SIZE = 320 };
+
+/* Takes a GET's body, piece by piece, in order; false stops the transfer (REMOTE_STOPPED). */
+typedef bool remote_sink(void *arg, const void *data, size_t n);
+
+struct remote_transport;
+struct remote_transport_ops {
+	enum remote_outcome (*get)(struct remote_transport *t, const char *name, remote_sink *sink,
+	                           void *arg, char *why);
+	/* `size` bytes read from `from` become `name`, replacing what was there */
+	enum remote_outcome (*put)(struct remote_transport *t, const char *name, FILE *from,
+	                           long long size, char *why);
+	/* `from` becomes `to`, replacing what was there (WebDAV's MOVE with Overwrite: T) */
+	enum remote_outcome (*move)(struct remote_transport *t, const char *from, const char *to,
+	                            char *why);
+	enum remote_outcome (*delete)(struct remote_transport *t, const char *name, char *why);
+	void (*free)(struct remote_transport *t);
+};
+/* Implementations put this first in their own struct. */
+struct remote_transport {
+	const struct remote_transport_ops *ops;
+};
 
 struct remote_cache {
 	char *url;                  /* base URL, no trailing '/'; NULL: no remote cache */
@@ -63,34 +103,45 @@ struct remote_cache {
 	struct sign_key *signer;    /* read-write: what entries are signed with */
 	char *config;               /* the configuration file read, or NULL (for messages) */
 	char *key_file;             /* the signing key's file, or NULL (steps must not read it) */
-	const char *ca_bundle;      /* CA certificates for https (NULL: the system's) */
-	long stall_seconds;         /* a transfer that moves no byte this long fails */
 	bool unreachable;           /* the server failed this run: not asked again */
-	void *curl;                 /* one handle, so connections are reused */
+	struct remote_transport *transport;   /* for `url`; remote_release() frees it */
 };
 
 /* Read the configuration file, then apply the command line's `url` and `mode` (either may be
  * NULL). With no URL anywhere, r->url stays NULL and nothing else is required. Returns 0, or -1
  * after error() (a malformed file names its line; read-write without a signing key, a URL
- * that is not http(s), no trusted key at all): a usage error. */
+ * that is not http(s), no trusted key at all): a usage error. The transport is HTTP's
+ * (remote_http.h) with `ca_bundle` and `stall_seconds`. A test may instead fill the struct
+ * itself: url (allocated), push, trusted, signer, config and its own transport. */
 int remote_configure(struct remote_cache *r, const char *url, const char *mode,
                      const char *ca_bundle, long stall_seconds);
 void remote_release(struct remote_cache *r);
 
-/* Before a build: in dependency order, pull every stage of the plan whose key is known and
- * whose result is not in the local stage cache (resolving pending stages whose dependencies
- * all became cached), then mark source trees that only pulled stages needed as not needed.
- * Pulled stages become NODE_CACHED. Returns -1 only on a local error (the stage cache cannot
- * be written), else 0. `r` may be NULL. */
+/* The remote cache as a plan_source (plan.h): plan_pull() and plan_pull_stage() decide which
+ * stages are asked for and write the node states; the remote cache only pulls.
+ * remote_pull_plan: before a build, every stage whose key is known (and, as their dependencies
+ * become cached, pending ones), then trees only pulled stages needed are skipped.
+ * remote_pull_stage: one stage whose key is known (NODE_WAITING): 1 if it is now NODE_CACHED,
+ * 0 if not (no entry, refused or unreachable: warned), -1 on a local error (the stage cache
+ * cannot be written). `r` may be NULL, or have no URL: nothing is asked. */
 int remote_pull_plan(struct remote_cache *r, struct plan *p);
-
-/* Pull one stage whose key is known (NODE_WAITING): 1 if it was pulled (now NODE_CACHED, its
- * output set), 0 if not (no entry, refused or unreachable: warned), -1 on a local error. */
 int remote_pull_stage(struct remote_cache *r, struct plan *p, struct node *n);
 
 /* After a stage was built and published locally: push it (read-write mode; else nothing).
  * Failures are warnings. */
 void remote_push_stage(struct remote_cache *r, const struct plan *p, const struct node *n);
+
+/* The same by key, for a stage cache directory (cache.h), without a plan. remote_pull: the
+ * entry `key` into `stage_cache`, published with `inputs` and `owner` as cache_publish()
+ * records them; `label` names the stage in messages. 1 if pulled (`output` holds its output
+ * id), 0 if not (no entry, refused or unreachable: warned; nothing is left behind), -1 on a
+ * local error. Nothing is asked once the server was unreachable in this run. remote_push:
+ * result `key` of `stage_cache` to the server (read-write mode; else nothing), warnings only. */
+int remote_pull(struct remote_cache *r, const char *stage_cache, const char *key,
+                const char *label, const struct strlist *inputs, const char *owner,
+                char output[DIGEST_HEX_LEN + 1]);
+void remote_push(struct remote_cache *r, const char *stage_cache, const char *key,
+                 const char *label);
 
 /* `crossroot key generate [FILE]` and `crossroot key public FILE`: argv holds the words after
  * "key". Returns an exit code. */

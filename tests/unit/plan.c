@@ -1,0 +1,137 @@
+/* Unit tests of plan: stage keys with a fake host toolchain, so no compiler needs to be
+ * installed (keys with a toolchain stage, comment edits, refused values). */
+#define _GNU_SOURCE
+#include "unit.h"
+
+#include "plan.h"
+#include "recipes.h"
+#include "toolchain.h"
+
+static struct node *stage_of(struct plan *p, const char *name)
+{
+	for (size_t i = 0; i < p->n_nodes; i++)
+		if (p->nodes[i]->kind == NODE_STAGE && strcmp(p->nodes[i]->stage->name, name) == 0)
+			return p->nodes[i];
+	return NULL;
+}
+
+static bool has_line(const struct strlist *l, const char *prefix)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strncmp(l->v[i], prefix, strlen(prefix)) == 0)
+			return true;
+	return false;
+}
+
+/* Plan `target` of the project and return the key of `stage` (into key). */
+static int plan_key(const char *target, const char *stage, char *key, char *cmd, size_t cmd_size)
+{
+	struct host_llvm host;
+	toolchain_host_fake(&host, "/nonexistent/llvm/bin", "19", "fake-identity");
+	char *work = xasprintf("%s/plan-work", scratch);
+	char *cache = xasprintf("%s/plan-cache", scratch);
+	struct dirs dirs = {project, work, cache, cache, work};
+	struct recipes r;
+	recipes_init(&r, project);
+	struct target *t = recipes_target(&r, target);
+	struct plan p;
+	int rc = -1;
+	if (t && plan_create(&p, &dirs, &host, 2, false, &t, 1, &r) == 0) {
+		struct node *n = stage_of(&p, stage);
+		if (n) {
+			/* keys are known once dependencies' outputs are: fake them in order */
+			for (size_t i = 0; i < p.n_nodes; i++) {
+				struct node *m = p.nodes[i];
+				if (m->kind == NODE_STAGE && m->state == NODE_PENDING)
+					plan_resolve(&p, m);
+				if (m->kind == NODE_STAGE)
+					snprintf(m->output, sizeof(m->output), "%.64s", m->key);
+			}
+			memcpy(key, n->key, DIGEST_HEX_LEN + 1);
+			char *expanded = plan_expand(n, n->stage->steps[0].command, &n->stage->steps[0].where);
+			snprintf(cmd, cmd_size, "%s", expanded ? expanded : "");
+			free(expanded);
+			rc = has_line(&n->inputs, "compiler ") ? 1 : 0;
+			rc += has_line(&n->inputs, "dep:tc ") ? 2 : 0;
+		}
+		plan_release(&p);
+	}
+	recipes_release(&r);
+	toolchain_host_release(&host);
+	free(work);
+	free(cache);
+	return rc;
+}
+
+TEST(plan)
+{
+	make_project();
+	project_file("stages/tc.yaml", "name: tc\ninstalls: tools\nprovides:\n  cc: bin/xcc\n"
+	             "steps: [true]\n");
+	project_file("stages/base.yaml", "name: base\nsteps: ['echo ${cc}']\n");
+	project_file("stages/top.yaml", "name: top\ndepends: [base]\nsteps: ['echo ${cc}']\n");
+	project_file("targets/host.yaml", "triple: aarch64-unknown-linux-musl\nqemu: q\n"
+	             "stages: [top]\n");
+	project_file("targets/own.yaml", "triple: aarch64-unknown-linux-musl\nqemu: q\n"
+	             "toolchain: [tc]\nstages: [top]\n");
+	char key1[DIGEST_HEX_LEN + 1], key2[DIGEST_HEX_LEN + 1], key3[DIGEST_HEX_LEN + 1];
+	char cmd[4096];
+	/* host toolchain: the host compiler's identity is an input, ${cc} is its clang */
+	CHECK(plan_key("host", "top", key1, cmd, sizeof(cmd)) == 1);
+	CHECK(strstr(cmd, "/nonexistent/llvm/bin/clang --target=aarch64-unknown-linux-musl") != NULL);
+	/* stage toolchain: its output is an input instead, ${cc} is the provided compiler */
+	CHECK(plan_key("own", "top", key2, cmd, sizeof(cmd)) == 2);
+	CHECK(strstr(cmd, "/tools/bin/xcc --sysroot=") != NULL);
+	CHECK(strcmp(key1, key2) != 0);
+	/* the tools stage itself is built with the host compiler */
+	CHECK(plan_key("own", "tc", key3, cmd, sizeof(cmd)) == 1);
+	/* a comment does not change a key; a step does */
+	project_file("stages/base.yaml", "# a comment\nname: base\nsteps: ['echo ${cc}']\n");
+	CHECK(plan_key("host", "top", key3, cmd, sizeof(cmd)) == 1 && strcmp(key1, key3) == 0);
+	project_file("stages/tc.yaml", "name: tc\ninstalls: tools\nprovides:\n  cc: bin/xcc\n"
+	             "steps: [true, true]\n");
+	CHECK(plan_key("own", "top", key3, cmd, sizeof(cmd)) == 2 && strcmp(key2, key3) != 0);
+	/* values that would reach the shell, and engine variables, are refused at their place */
+	project_file("targets/inject.yaml", "triple: a-b-c\nqemu: q\nstages: [top]\n"
+	             "vars:\n  x: 'a; touch /tmp/pwned'\n");
+	CHECK(load_fails_with("inject", "targets/inject.yaml:5:3: value of 'x' holds a character"));
+	project_file("targets/override.yaml", "triple: a-b-c\nqemu: q\nstages: [top]\n"
+	             "vars:\n  destdir: /\n");
+	CHECK(load_fails_with("override", "variable 'destdir' is set by crossroot"));
+	project_file("targets/flags.yaml", "triple: a-b-c\nqemu: q\nstages: [top]\n"
+	             "cflags: ['-O2 $(id)']\n");
+	CHECK(load_fails_with("flags", "flag '-O2 $(id)' holds a character the shell would"));
+	project_file("targets/notools.yaml", "triple: a-b-c\nqemu: q\nstages: [top]\n"
+	             "toolchain: [base]\n");
+	CHECK(load_fails_with("notools", "toolchain stage 'base' must say 'installs: tools'"));
+	/* internal values are not variables */
+	project_file("stages/internal.yaml", "name: internal\nsteps: ['echo ${.cc_driver}']\n");
+	project_file("targets/internal.yaml", "triple: a-b-c\nqemu: q\nstages: [internal]\n");
+	CHECK(plan_key("internal", "internal", key3, cmd, sizeof(cmd)) == -1);
+
+	/* a stage's default for a variable: used where the target says nothing, the target's
+	 * value wins, and a target that says the default shares the stage with one that does not */
+	project_file("stages/dflt.yaml", "name: dflt\nvars:\n  runtimes: asan tsan\n"
+	             "steps: ['echo ${runtimes}']\n");
+	project_file("targets/quiet.yaml", "triple: a-b-c\nqemu: q\nstages: [dflt]\n");
+	project_file("targets/same.yaml", "triple: a-b-c\nqemu: q\nstages: [dflt]\n"
+	             "vars:\n  runtimes: asan tsan\n");
+	project_file("targets/other.yaml", "triple: a-b-c\nqemu: q\nstages: [dflt]\n"
+	             "vars:\n  runtimes: ubsan\n");
+	CHECK(plan_key("quiet", "dflt", key1, cmd, sizeof(cmd)) == 1 &&
+	      strcmp(cmd, "echo asan tsan") == 0);
+	CHECK(plan_key("same", "dflt", key2, cmd, sizeof(cmd)) == 1 && strcmp(key1, key2) == 0);
+	CHECK(plan_key("other", "dflt", key3, cmd, sizeof(cmd)) == 1 &&
+	      strcmp(cmd, "echo ubsan") == 0 && strcmp(key1, key3) != 0);
+	/* the default is part of the recipe: changing it changes the key */
+	project_file("stages/dflt.yaml", "name: dflt\nvars:\n  runtimes: asan\n"
+	             "steps: ['echo ${runtimes}']\n");
+	CHECK(plan_key("quiet", "dflt", key2, cmd, sizeof(cmd)) == 1 && strcmp(key1, key2) != 0);
+	/* a stage cannot default what crossroot sets, nor hand the shell code */
+	project_file("stages/dfltbad.yaml", "name: dfltbad\nvars:\n  sysroot: /\n  y: '$(id)'\n"
+	             "steps: [true]\n");
+	project_file("targets/dfltbad.yaml", "triple: a-b-c\nqemu: q\nstages: [dfltbad]\n");
+	CHECK(load_fails_with("dfltbad", "stages/dfltbad.yaml:3:3: variable 'sysroot' is set by "
+	                      "crossroot; a recipe cannot give it a default"));
+	CHECK(load_fails_with("dfltbad", "value of 'y' holds a character the shell would"));
+}
