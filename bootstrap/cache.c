@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tree.h"
+
 #define MANIFEST_HEADER "crossroot-manifest 2\n"
 
 char *cache_result_dir(const char *dir, const char *key)
@@ -72,75 +74,76 @@ static bool newer(const struct timespec *a, const struct timespec *b)
 	return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
 }
 
-static int walk_tree(struct walk *w, const char *root, const char *rel)
+static int walk_visit(const struct tree_item *it, void *arg)
 {
-	char *dir = rel[0] ? path_join(root, rel) : xstrdup(root);
-	struct strlist names = {0};
-	int rc = list_dir(dir, &names);
-	for (size_t i = 0; i < names.n && rc == 0; i++) {
-		char *r = rel[0] ? xasprintf("%s/%s", rel, names.v[i]) : xstrdup(names.v[i]);
-		char *full = path_join(root, r);
-		struct stat st;
-		if (strpbrk(names.v[i], "\t\n")) {
-			error("'%s': a file name with a tab or newline cannot enter a sysroot", full);
-			rc = -1;
-		} else if (lstat(full, &st) < 0) {
-			error("cannot stat '%s':", full);
-			rc = -1;
-		} else if (S_ISLNK(st.st_mode)) {
-			char target[4096];
-			ssize_t n = readlink(full, target, sizeof(target) - 1);
-			target[n < 0 ? 0 : n] = '\0';
-			if (n < 0 || strpbrk(target, "\t\n")) {
-				error("cannot read link '%s'%s", full, n < 0 ? ":" : " (tab or newline in it)");
-				rc = -1;
-			} else
-				buf_printf(&w->out, "l\t%s\t%s\n", target, r);
-		} else if (S_ISDIR(st.st_mode)) {
-			unsigned mode = st.st_mode & 07777;
-			if (w->normalise) {
-				mode = (mode & 0755) | 0700;   /* owner-writable, so it can be removed */
-				if (chmod(full, mode) < 0) {
-					error("cannot change the mode of '%s':", full);
-					rc = -1;
-				}
-			}
-			buf_printf(&w->out, "d\t%o\t%s\n", mode, r);
-			if (rc == 0)
-				rc = walk_tree(w, root, r);
-		} else if (S_ISREG(st.st_mode)) {
-			unsigned mode = st.st_mode & 07777;
-			if (w->normalise) {
-				/* What a check reads back from the read-only file: a hard link's other
-				 * name, already made read-only (binutils installs ld.bfd twice), must give
-				 * the same mode as the first */
-				mode = (mode & 0555) | 0600;
-				/* read-only in the cache: a result is never written after publishing */
-				if (chmod(full, mode & 0555) < 0) {
-					error("cannot change the mode of '%s':", full);
-					rc = -1;
-				}
-			} else {
-				mode = (mode | 0200) & 0755;   /* the cache holds it read-only */
-			}
-			const struct cache_entry *k = known_entry(w, r);
-			char hex[DIGEST_HEX_LEN + 1];
-			if (k && k->kind == 'f' && k->size == (long long)st.st_size &&
-			    !newer(&st.st_ctim, &w->published))
-				snprintf(hex, sizeof(hex), "%s", k->value);
-			else if (digest_file(full, hex) < 0)
-				rc = -1;
-			buf_printf(&w->out, "f\t%o\t%lld\t%s\t%s\n", mode, (long long)st.st_size, hex, r);
-		} else {
-			error("'%s' is not a file, link or directory: a sysroot cannot hold it", full);
-			rc = -1;
-		}
-		free(full);
-		free(r);
+	struct walk *w = arg;
+	const char *r = it->path;
+	const struct stat *st = &it->st;
+	if (strpbrk(it->name, "\t\n")) {
+		error("'%s/%s': a file name with a tab or newline cannot enter a sysroot", it->root, r);
+		return -1;
 	}
-	strlist_release(&names);
-	free(dir);
-	return rc;
+	if (S_ISLNK(st->st_mode)) {
+		char target[4096];
+		if (tree_read_link(it, target, sizeof(target)) < 0)
+			return -1;
+		if (strpbrk(target, "\t\n")) {
+			error("the link '%s/%s' has a tab or newline in its target", it->root, r);
+			return -1;
+		}
+		buf_printf(&w->out, "l\t%s\t%s\n", target, r);
+	} else if (S_ISDIR(st->st_mode)) {
+		unsigned mode = st->st_mode & 07777;
+		if (w->normalise) {
+			mode = (mode & 0755) | 0700;   /* owner-writable, so it can be removed */
+			if (fchmodat(it->dirfd, it->name, mode, 0) < 0) {
+				error("cannot change the mode of '%s/%s':", it->root, r);
+				return -1;
+			}
+		}
+		buf_printf(&w->out, "d\t%o\t%s\n", mode, r);
+	} else if (S_ISREG(st->st_mode)) {
+		unsigned mode = st->st_mode & 07777;
+		if (w->normalise) {
+			/* What a check reads back from the read-only file: a hard link's other name,
+			 * already made read-only (binutils installs ld.bfd twice), must give the same
+			 * mode as the first */
+			mode = (mode & 0555) | 0600;
+			/* read-only in the cache: a result is never written after publishing */
+			if (fchmodat(it->dirfd, it->name, mode & 0555, 0) < 0) {
+				error("cannot change the mode of '%s/%s':", it->root, r);
+				return -1;
+			}
+		} else {
+			mode = (mode | 0200) & 0755;   /* the cache holds it read-only */
+		}
+		const struct cache_entry *k = known_entry(w, r);
+		char hex[DIGEST_HEX_LEN + 1];
+		if (k && k->kind == 'f' && k->size == (long long)st->st_size &&
+		    !newer(&st->st_ctim, &w->published)) {
+			snprintf(hex, sizeof(hex), "%s", k->value);
+		} else {
+			int fd = tree_open_file(it);
+			char *name = xasprintf("%s/%s", it->root, r);
+			int rc = fd < 0 ? -1 : digest_fd(fd, name, hex);
+			free(name);
+			if (fd >= 0)
+				close(fd);
+			if (rc < 0)
+				return -1;
+		}
+		buf_printf(&w->out, "f\t%o\t%lld\t%s\t%s\n", mode, (long long)st->st_size, hex, r);
+	} else {
+		error("'%s/%s' is not a file, link or directory: a sysroot cannot hold it", it->root, r);
+		return -1;
+	}
+	return TREE_NEXT;
+}
+
+/* The manifest lines of the tree at `root` (tree.h: never through a link). */
+static int walk_tree(struct walk *w, const char *root)
+{
+	return tree_walk(root, NULL, walk_visit, w);
 }
 
 /* Parse manifest text (changed in place) into entries appended to `out`: the one reader of
@@ -303,7 +306,7 @@ int cache_lookup(const char *dir, const char *key, bool verify, char output[DIGE
 	w.known = verify ? NULL : entries;
 	w.n_known = n;
 	buf_puts(&w.out, MANIFEST_HEADER);
-	if (walk_tree(&w, files, "") < 0) {
+	if (walk_tree(&w, files) < 0) {
 		problem = xstrdup("its files cannot be read");
 		goto out;
 	}
@@ -357,6 +360,13 @@ static int publish(const char *dir, const char *key, const char *destdir, const 
 	buf_puts(&w.out, MANIFEST_HEADER);
 	if (remove_tree(tmp) < 0 || mkdir_p(tmp, 0755) < 0)
 		goto out;
+	/* a step may have replaced its ${destdir} with a link: never moved, never followed */
+	char *whose = xasprintf("the stage '%s' left", owner && *owner ? owner : key);
+	int dest_fd = tree_open(destdir, whose, false);
+	free(whose);
+	if (dest_fd < 0)
+		goto out;
+	close(dest_fd);
 	if (rename(destdir, files) < 0) {
 		/* the cache may live on another file system than the work directory */
 		if (errno != EXDEV || copy_tree(destdir, files, false) < 0) {
@@ -365,7 +375,7 @@ static int publish(const char *dir, const char *key, const char *destdir, const 
 		}
 		remove_tree(destdir);
 	}
-	if (walk_tree(&w, files, "") < 0)
+	if (walk_tree(&w, files) < 0)
 		goto out;
 	if (expect && strcmp(w.out.s, expect) != 0) {
 		*why = first_difference(expect, w.out.s);
@@ -622,7 +632,7 @@ int cache_tree_record(const char *dir, const char *manifest)
 {
 	struct walk w = {0};
 	buf_puts(&w.out, MANIFEST_HEADER);
-	int rc = walk_tree(&w, dir, "");
+	int rc = walk_tree(&w, dir);
 	if (rc == 0)
 		rc = write_file_atomic(manifest, w.out.s, w.out.len, 0644);
 	buf_release(&w.out);
@@ -649,7 +659,7 @@ int cache_tree_check(const char *dir, const char *manifest, bool verify)
 	w.n_known = n;
 	w.published = st.st_ctim;
 	buf_puts(&w.out, MANIFEST_HEADER);
-	if (walk_tree(&w, dir, "") == 0 && strcmp(w.out.s, text) == 0)
+	if (walk_tree(&w, dir) == 0 && strcmp(w.out.s, text) == 0)
 		ok = 1;
 	else if (w.out.s) {
 		char *why = first_difference(text, w.out.s);

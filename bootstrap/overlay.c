@@ -11,35 +11,28 @@
 #include <unistd.h>
 
 #include "sysroot.h"
+#include "tree.h"
 #include "util.h"
 
-/* Every entry under root/rel, parents before children, in sorted order. `fn` returns 0 to
- * go on (into a directory's entries too) or -1 to stop. */
+/* Every entry under root, parents before children, in sorted order (tree.h: never through a
+ * link). `fn` returns 0 to go on (into a directory's entries too) or -1 to stop. */
 typedef int (*walk_fn)(const char *root, const char *rel, const struct stat *st, void *ctx);
 
-static int walk(const char *root, const char *rel, walk_fn fn, void *ctx)
+struct walk_adapter {
+	walk_fn fn;
+	void *ctx;
+};
+
+static int visit(const struct tree_item *it, void *arg)
 {
-	char *dir = *rel ? path_join(root, rel) : xstrdup(root);
-	struct strlist names = {0};
-	int rc = list_dir(dir, &names);
-	for (size_t i = 0; i < names.n && rc == 0; i++) {
-		char *child = *rel ? xasprintf("%s/%s", rel, names.v[i]) : xstrdup(names.v[i]);
-		char *path = path_join(root, child);
-		struct stat st;
-		if (lstat(path, &st) < 0) {
-			error("cannot stat '%s':", path);
-			rc = -1;
-		} else {
-			rc = fn(root, child, &st, ctx);
-			if (rc == 0 && S_ISDIR(st.st_mode))
-				rc = walk(root, child, fn, ctx);
-		}
-		free(path);
-		free(child);
-	}
-	strlist_release(&names);
-	free(dir);
-	return rc;
+	const struct walk_adapter *w = arg;
+	return w->fn(it->root, it->path, &it->st, w->ctx) < 0 ? -1 : TREE_NEXT;
+}
+
+static int walk(const char *root, walk_fn fn, void *ctx)
+{
+	struct walk_adapter w = {fn, ctx};
+	return tree_walk(root, NULL, visit, &w);
 }
 
 /* The sysroot's own places: the wrappers (bin/), the generated files, the toolchain's tools */
@@ -114,6 +107,11 @@ static void problem(struct check *c, const char *fmt, const char *a, const char 
 static int check_entry(const char *root, const char *rel, const struct stat *st, void *ctx)
 {
 	struct check *c = ctx;
+	if (strpbrk(rel, "\t\n")) {   /* they would forge lines of the package's manifest */
+		problem(c, "install: '%s/%s': a name with a tab or newline cannot enter a sysroot", root,
+		        rel);
+		return 0;
+	}
 	const char *r = reserved(rel);
 	if (r) {
 		problem(c, "install: '%s' is in the sysroot's own '%s' (crossroot's wrappers and "
@@ -174,7 +172,7 @@ static int copy_entry(const char *root, const char *rel, const struct stat *st, 
 			error("cannot create directory '%s':", to);
 			rc = -1;
 		} else {
-			chmod(to, (st->st_mode & 07777) | 0700);
+			chmod(to, (st->st_mode & 0755) | 0700);
 		}
 	} else if (S_ISLNK(st->st_mode)) {
 		char target[4096];
@@ -187,8 +185,9 @@ static int copy_entry(const char *root, const char *rel, const struct stat *st, 
 			rc = -1;
 		}
 		free(inside);
-	} else {
-		rc = copy_tree(from, to, false);
+	} else if ((rc = copy_tree(from, to, false)) == 0) {
+		/* as the stages' files: no set-id or sticky bit, no group or other write */
+		chmod(to, (st->st_mode & 0755) | 0600);
 	}
 	free(to);
 	free(from);
@@ -202,7 +201,7 @@ int overlay_install(const char *overlay, const char *from, const char *sysroot)
 		return -1;
 	}
 	struct check c = {sysroot, overlay, 0};
-	if (walk(from, "", check_entry, &c) < 0)
+	if (walk(from, check_entry, &c) < 0)
 		return -1;
 	if (c.problems) {
 		error("install: nothing installed (%zu problem%s in '%s')", c.problems,
@@ -221,7 +220,7 @@ int overlay_install(const char *overlay, const char *from, const char *sysroot)
 	if (rc == 0)
 		rc = is_dir(overlay) ? copy_tree(overlay, next, true) : mkdir_p(next, 0755);
 	if (rc == 0)
-		rc = walk(from, "", copy_entry, next);
+		rc = walk(from, copy_entry, next);
 	if (rc == 0 && is_dir(overlay)) {
 		if (renameat2(AT_FDCWD, next, AT_FDCWD, overlay, RENAME_EXCHANGE) < 0) {
 			error("cannot swap '%s' into '%s':", next, overlay);
@@ -260,7 +259,7 @@ void overlay_digest(struct digest *d, const char *overlay)
 {
 	if (is_dir(overlay)) {
 		digest_update_string(d, "overlay");
-		walk(overlay, "", digest_entry, d);
+		walk(overlay, digest_entry, d);
 	}
 }
 
@@ -292,5 +291,5 @@ static int apply_entry(const char *root, const char *rel, const struct stat *st,
 
 int overlay_apply(const char *overlay, const char *dest)
 {
-	return is_dir(overlay) ? walk(overlay, "", apply_entry, (void *)dest) : 0;
+	return is_dir(overlay) ? walk(overlay, apply_entry, (void *)dest) : 0;
 }

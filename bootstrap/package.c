@@ -20,6 +20,7 @@
 #include "run.h"
 #include "sbom.h"
 #include "sysroot.h"
+#include "tree.h"
 #include "util.h"
 
 #define STAMP_NAME SYSROOT_STAMP
@@ -104,47 +105,34 @@ static void entry_data_release(const struct package_entry *e, void *data, size_t
 
 /* ---- what goes in: the sysroot's entries ---- */
 
-static int walk(struct package_manifest *m, const char *root, const char *rel)
+static int walk_visit(const struct tree_item *it, void *arg)
 {
-	char *dir = rel[0] ? path_join(root, rel) : xstrdup(root);
-	struct strlist names = {0};
-	int rc = list_dir(dir, &names);
-	for (size_t i = 0; i < names.n && rc == 0; i++) {
-		if (!rel[0] && strcmp(names.v[i], STAMP_NAME) == 0)
-			continue;
-		char *path = path_join(dir, names.v[i]);
-		char *sub = rel[0] ? path_join(rel, names.v[i]) : xstrdup(names.v[i]);
-		struct stat st;
-		if (lstat(path, &st) < 0) {
-			error("cannot stat '%s':", path);
-			rc = -1;
-		} else if (S_ISDIR(st.st_mode)) {
-			add_entry(m, 'd', sub);
-			rc = walk(m, root, sub);
-		} else if (S_ISREG(st.st_mode)) {
-			struct package_entry *e = add_entry(m, 'f', sub);
-			e->mode = normal_mode(st.st_mode);
-			e->from = xstrdup(path);
-		} else if (S_ISLNK(st.st_mode)) {
-			char target[4096];
-			ssize_t n = readlink(path, target, sizeof(target) - 1);
-			if (n < 0) {
-				error("cannot read the link '%s':", path);
-				rc = -1;
-			} else {
-				target[n] = '\0';
-				add_entry(m, 'l', sub)->link = xstrdup(target);
-			}
-		} else {
-			error("'%s' is neither a file, a directory nor a link: it cannot be packaged", path);
-			rc = -1;
-		}
-		free(sub);
-		free(path);
+	struct package_manifest *m = arg;
+	if (strcmp(it->path, STAMP_NAME) == 0)
+		return TREE_SKIP;
+	if (S_ISDIR(it->st.st_mode)) {
+		add_entry(m, 'd', it->path);
+	} else if (S_ISREG(it->st.st_mode)) {
+		struct package_entry *e = add_entry(m, 'f', it->path);
+		e->mode = normal_mode(it->st.st_mode);
+		e->from = xasprintf("%s/%s", it->root, it->path);
+	} else if (S_ISLNK(it->st.st_mode)) {
+		char target[4096];
+		if (tree_read_link(it, target, sizeof(target)) < 0)
+			return -1;
+		add_entry(m, 'l', it->path)->link = xstrdup(target);
+	} else {
+		error("'%s/%s' is neither a file, a directory nor a link: it cannot be packaged",
+		      it->root, it->path);
+		return -1;
 	}
-	strlist_release(&names);
-	free(dir);
-	return rc;
+	return TREE_NEXT;
+}
+
+/* The sysroot's entries (tree.h: never through a link). */
+static int walk(struct package_manifest *m, const char *root)
+{
+	return tree_walk(root, NULL, walk_visit, m);
 }
 
 /* Hash every file, and find the ones that name a place on the build machine. */
@@ -519,7 +507,7 @@ int package_write(const struct plan *p, const struct target *t, const struct pac
 		rc = -1;
 		goto out;
 	}
-	if (describe_inputs(p, t, &m) < 0 || walk(&m, sysroot, "") < 0) {
+	if (describe_inputs(p, t, &m) < 0 || walk(&m, sysroot) < 0) {
 		rc = -1;
 		goto out;
 	}
@@ -649,7 +637,7 @@ static int read_tree(const char *root, struct package_manifest *have, char **man
 	}
 	*manifest = read_file(path, NULL);
 	free(path);
-	if (!*manifest || walk(have, root, "") < 0)
+	if (!*manifest || walk(have, root) < 0)
 		return -1;
 	for (size_t i = 0; i < have->n; i++) {
 		struct package_entry *e = &have->entries[i];

@@ -179,14 +179,6 @@ static bool is_directory_nofollow(const char *path)
 	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-static bool is_parent(const char *dir, const char *path)
-{
-	size_t n = strlen(dir);
-	while (n > 1 && dir[n - 1] == '/')
-		n--;
-	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
-}
-
 /* Build bwrap's arguments: the whole file system read-only, new /dev, /proc and /tmp, the
  * hidden directories as read-only tmpfs, then what is bound back over them. */
 static int sandbox_args_build(struct sandbox_args *a, const struct run_sandbox *sb, const char *cwd,
@@ -219,9 +211,8 @@ static int sandbox_args_build(struct sandbox_args *a, const struct run_sandbox *
 	struct strlist hidden = {0};
 	for (size_t i = 0; sb->hide && sb->hide[i]; i++) {
 		const char *dir = sb->hide[i];
-		bool under_tmp = is_parent("/tmp", dir) || is_parent("/var/tmp", dir);
-		if (strcmp(dir, "/") == 0 || dir[0] != '/' || under_tmp || !is_directory_nofollow(dir))
-			continue;   /* already empty, or nothing there to hide */
+		if (strcmp(dir, "/") == 0 || dir[0] != '/' || !is_directory_nofollow(dir))
+			continue;   /* nothing there to hide */
 		arg2(a, "--tmpfs", dir);
 		strlist_add(&hidden, dir);
 	}
