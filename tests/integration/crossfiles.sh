@@ -95,10 +95,16 @@ EOT
 			"Breakpoint 1, put" "in cmain" '"first"' "The current system root is \"$S\"" "exited normally"
 		wait $debuggee
 		assert "gdb: the program ran on to its end" grep -qx first "$T/debuggee"
-		# the libcxx stage installs libc++'s printers there (the e2e test prints real containers)
+		# the libcxx stage installs libc++'s printers there (the e2e test prints real containers);
+		# like LLVM's, this one only imports gdb and then uses gdb.printing (gdb 16 no longer
+		# imports that module at startup)
 		mkdir -p "$S/usr/share/gdb/python/libcxx"
-		printf 'def register_libcxx_printer_loader():\n    print("libc++ printers from " + __file__)\n' \
-			>"$S/usr/share/gdb/python/libcxx/printers.py"
+		cat >"$S/usr/share/gdb/python/libcxx/printers.py" <<'EOT'
+import gdb
+def register_libcxx_printer_loader():
+    gdb.printing.RegexpCollectionPrettyPrinter("libcxx-test")
+    print("libc++ printers from " + __file__)
+EOT
 		run timeout 60 "$S/bin/toy-gdb" -batch -ex 'show sysroot'
 		check "gdb: loads libc++'s printers from the sysroot" 0 \
 			"libc++ printers from $S/usr/share/gdb/python/libcxx/printers.py" "The current system root is \"$S\""
