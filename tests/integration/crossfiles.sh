@@ -120,15 +120,25 @@ else
 	echo "skip   <target>-run (no qemu-aarch64-static)"
 fi
 
-# the Meson cross file, as Meson 1.0 reads it: one constant for the sysroot, both pkg-config keys
-# (with Meson's own Python)
-meson_py=$(command -v meson >/dev/null && sed -n '1s/^#! *//p' "$(command -v meson)")
-if [ -n "$meson_py" ] && $meson_py -c 'import mesonbuild.coredata' 2>/dev/null; then
-	run $meson_py -c "from mesonbuild.coredata import parse_machine_files as p
-b = p(['$S/share/crossroot/meson-cross.ini'])['binaries']
-print('c=' + b['c'], 'pkgconfig=' + b['pkgconfig'], 'pkg-config=' + b['pkg-config'], 'wrapper=' + b['exe_wrapper'][0])"
-	check "Meson reads the cross file" 0 "c=$S/bin/toy-clang" "pkgconfig=$S/bin/toy-pkg-config" \
-		"pkg-config=$S/bin/toy-pkg-config" "wrapper=$S/bin/toy-run"
+# the Meson cross file, as Meson reads it (1.0 and later): one constant for the sysroot, both
+# pkg-config keys, the exe wrapper, the host machine; through `meson setup` of a project with no
+# languages, which asks Meson itself (find_program takes a cross build's [binaries] entries)
+if command -v meson >/dev/null; then
+	mkdir -p "$T/mesonproject"
+	cat >"$T/mesonproject/meson.build" <<'EOT'
+project('crossfile-check')
+message('cross=@0@ can_run=@1@'.format(meson.is_cross_build(), meson.can_run_host_binaries()))
+message('machine=' + host_machine.system() + ' ' + host_machine.cpu_family() + ' ' + host_machine.endian())
+message('sys_root=' + meson.get_external_property('sys_root'))
+foreach b : ['c', 'cpp', 'ar', 'strip', 'pkgconfig', 'pkg-config', 'exe_wrapper']
+  message(b + '=' + find_program(b).full_path())
+endforeach
+EOT
+	run meson setup --cross-file "$S/share/crossroot/meson-cross.ini" "$T/mesonproject" "$T/mesonbuild"
+	check "Meson reads the cross file" 0 "cross=true can_run=true" "machine=linux aarch64 little" \
+		"sys_root=$S" "c=$S/bin/toy-clang" "cpp=$S/bin/toy-clang++" "ar=$S/bin/toy-ar" \
+		"strip=$S/bin/toy-strip" "pkgconfig=$S/bin/toy-pkg-config" "pkg-config=$S/bin/toy-pkg-config" \
+		"exe_wrapper=$S/bin/toy-run"
 else
 	echo "skip   Meson cross file (no meson)"
 fi
