@@ -120,9 +120,11 @@ else
 	echo "skip   <target>-run (no qemu-aarch64-static)"
 fi
 
-# the Meson cross file, as Meson reads it (1.0 and later): one constant for the sysroot, both
-# pkg-config keys, the exe wrapper, the host machine; through `meson setup` of a project with no
-# languages, which asks Meson itself (find_program takes a cross build's [binaries] entries)
+# the Meson cross file, as Meson reads it (1.0 and later): one constant for the sysroot, the
+# exe wrapper, the host machine, and the sysroot's pkg-config for dependencies (Meson 1.0 reads
+# the key `pkgconfig`, 1.3 and later `pkg-config`: the file has both); through `meson setup` of
+# a project with no languages, which asks Meson itself (find_program takes a cross build's
+# [binaries] entries)
 if command -v meson >/dev/null; then
 	mkdir -p "$T/mesonproject"
 	cat >"$T/mesonproject/meson.build" <<'EOT'
@@ -130,15 +132,17 @@ project('crossfile-check')
 message('cross=@0@ can_run=@1@'.format(meson.is_cross_build(), meson.can_run_host_binaries()))
 message('machine=' + host_machine.system() + ' ' + host_machine.cpu_family() + ' ' + host_machine.endian())
 message('sys_root=' + meson.get_external_property('sys_root'))
-foreach b : ['c', 'cpp', 'ar', 'strip', 'pkgconfig', 'pkg-config', 'exe_wrapper']
+foreach b : ['c', 'cpp', 'ar', 'strip', 'pkg-config', 'exe_wrapper']
   message(b + '=' + find_program(b).full_path())
 endforeach
+z = dependency('z', method: 'pkg-config')
+message('z=' + z.version() + ' ' + z.get_variable(pkgconfig: 'includedir'))
 EOT
 	run meson setup --cross-file "$S/share/crossroot/meson-cross.ini" "$T/mesonproject" "$T/mesonbuild"
 	check "Meson reads the cross file" 0 "cross=true can_run=true" "machine=linux aarch64 little" \
 		"sys_root=$S" "c=$S/bin/toy-clang" "cpp=$S/bin/toy-clang++" "ar=$S/bin/toy-ar" \
-		"strip=$S/bin/toy-strip" "pkgconfig=$S/bin/toy-pkg-config" "pkg-config=$S/bin/toy-pkg-config" \
-		"exe_wrapper=$S/bin/toy-run"
+		"strip=$S/bin/toy-strip" "pkg-config=$S/bin/toy-pkg-config" "exe_wrapper=$S/bin/toy-run" \
+		"z=1.3 $S/usr/include"
 else
 	echo "skip   Meson cross file (no meson)"
 fi
