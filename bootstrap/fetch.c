@@ -770,6 +770,10 @@ static void finish(const struct fetch_options *opts, struct transfer *t, CURLcod
 		t->done = t->failed = true;
 		return;
 	}
+	/* libcurl 8 enforces CURLOPT_MAXFILESIZE on a body without Content-Length too, before
+	 * our own count does: the same failure, in our words */
+	if (code == CURLE_FILESIZE_EXCEEDED)
+		t->too_large = true;
 	const char *why = t->too_large ? "larger than its max-size" :
 	                  http == 416 ? "HTTP 416 (range not satisfiable)" :
 	                  t->errbuf[0] ? t->errbuf : curl_easy_strerror(code);

@@ -166,6 +166,14 @@ char *plan_expand(const struct node *n, const char *text, const struct location 
 		}
 		char *name = xstrndup(open + 2, (size_t)(close - open - 2));
 		const char *value = name[0] && name[0] != '.' ? var_value(n, name) : NULL;
+		const char *gcc_missing = var_value(n, ".host_gcc_missing");
+		if (!value && gcc_missing && (!strcmp(name, "host_gcc") || !strcmp(name, "host_gxx"))) {
+			location_error(where, "unknown variable '${%s}': the host GCC cannot be used: %s",
+			               name, gcc_missing);
+			free(name);
+			buf_release(&out);
+			return NULL;
+		}
 		if (!value) {
 			location_error(where, "unknown variable '${%s}' (target '%s' defines no such var, "
 			               "the stage gives no default and crossroot provides none)", name, n->target->name);

@@ -2,12 +2,14 @@
 #define _GNU_SOURCE
 #include "toolchain.h"
 
-#include <glob.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "run.h"
 #include "util.h"
 
 /* ---- file hashes, cached by (device, inode, size, mtime) so a no-op run hashes nothing ---- */
@@ -152,28 +154,81 @@ static int identify(struct host_llvm *h, struct hash_cache *cache)
 	return rc;
 }
 
-/* The host GCC's drivers and compilers; leaves gcc_identity empty where one is missing. */
-static void identify_gcc(struct host_llvm *h, struct hash_cache *cache)
+/* Ask a GCC driver `driver option` (-print-prog-name=cc1) for one line. Returns the answer,
+ * or NULL with *why set. */
+static char *ask_gcc(const char *driver, const char *option, char **why)
 {
-	const char *files[] = {HOST_GCC, HOST_GXX, "/usr/lib/gcc/*/*/cc1", "/usr/lib/gcc/*/*/cc1plus"};
+	char *argv[] = {(char *)driver, (char *)option, NULL};
+	struct buf out = {0}, err = {0};
+	char *answer = NULL;
+	int status = run_capture(argv, &out, &err);
+	if (status != 0) {
+		char words[96];
+		*why = xasprintf("'%s %s' %s", driver, option,
+		                 status < 0 ? "could not start" : run_describe(status, words));
+	} else {
+		answer = xstrdup(out.s ? out.s : "");
+		answer[strcspn(answer, "\n")] = '\0';
+	}
+	buf_release(&out);
+	buf_release(&err);
+	return answer;
+}
+
+/* The host GCC's drivers and the compilers they run, hashed in that order (gcc, g++, cc1,
+ * cc1plus). Leaves gcc_identity empty and says why in gcc_missing where one is missing. */
+static void identify_gcc(struct host_llvm *h, const char *gcc, const char *gxx,
+                         struct hash_cache *cache)
+{
+	const char *drivers[] = {gcc, gxx};
+	const char *compilers[] = {"cc1", "cc1plus"};
+	char *files[4] = {0};
+	char *why = NULL;
+	for (size_t i = 0; i < 2 && !why; i++) {
+		if (access(drivers[i], X_OK) != 0) {
+			why = xasprintf("'%s' not found (make deps installs gcc and g++)", drivers[i]);
+			break;
+		}
+		files[i] = xstrdup(drivers[i]);
+		char *option = xasprintf("-print-prog-name=%s", compilers[i]);
+		files[2 + i] = ask_gcc(drivers[i], option, &why);
+		/* a compiler it cannot find comes back as its bare name */
+		if (files[2 + i] && (files[2 + i][0] != '/' || access(files[2 + i], X_OK) != 0))
+			why = xasprintf("'%s %s' names no compiler: '%s'", drivers[i], option, files[2 + i]);
+		free(option);
+	}
 	struct digest d;
 	digest_init(&d);
-	for (size_t i = 0; i < 4; i++) {
-		glob_t g;
-		if (glob(files[i], 0, NULL, &g) != 0) {
-			digest_release(&d);
-			return;
-		}
-		for (size_t j = 0; j < g.gl_pathc; j++) {
-			char *real = realpath(g.gl_pathv[j], NULL);
-			char hex[DIGEST_HEX_LEN + 1];
-			if (real && hash_file_cached(cache, real, hex) == 0)
-				digest_update_string(&d, hex);
-			free(real);
-		}
-		globfree(&g);
+	for (size_t i = 0; i < 4 && !why; i++) {
+		char *real = realpath(files[i], NULL);
+		char hex[DIGEST_HEX_LEN + 1];
+		if (!real)
+			why = xasprintf("cannot resolve '%s': %s", files[i], strerror(errno));
+		else if (hash_file_cached(cache, real, hex) < 0)
+			why = xasprintf("cannot read '%s'", real);
+		else
+			digest_update_string(&d, hex);
+		free(real);
+	}
+	for (size_t i = 0; i < 4; i++)
+		free(files[i]);
+	if (why) {
+		digest_release(&d);
+		h->gcc_missing = why;
+		return;
 	}
 	digest_final(&d, h->gcc_identity);
+	h->gcc = xstrdup(gcc);
+	h->gxx = xstrdup(gxx);
+}
+
+void toolchain_host_probe_gcc(struct host_llvm *h, const char *gcc, const char *gxx,
+                              const char *hash_cache)
+{
+	struct hash_cache cache = {.path = hash_cache};
+	hash_cache_load(&cache);
+	identify_gcc(h, gcc, gxx, &cache);
+	hash_cache_save(&cache);
 }
 
 int toolchain_host_probe(struct host_llvm *h, const char *bin, const char *hash_cache)
@@ -184,7 +239,7 @@ int toolchain_host_probe(struct host_llvm *h, const char *bin, const char *hash_
 	hash_cache_load(&cache);
 	int rc = identify(h, &cache);
 	if (rc == 0)
-		identify_gcc(h, &cache);
+		identify_gcc(h, HOST_GCC, HOST_GXX, &cache);
 	hash_cache_save(&cache);
 	return rc;
 }
@@ -198,6 +253,8 @@ void toolchain_host_fake(struct host_llvm *h, const char *bin, const char *clang
 	h->resource_dir = xasprintf("%s/../lib/clang/%s", bin, clang_version);
 	snprintf(h->identity, sizeof(h->identity), "%s", identity);
 	snprintf(h->gcc_identity, sizeof(h->gcc_identity), "%s", identity);
+	h->gcc = xstrdup(HOST_GCC);
+	h->gxx = xstrdup(HOST_GXX);
 }
 
 void toolchain_host_release(struct host_llvm *h)
@@ -205,6 +262,9 @@ void toolchain_host_release(struct host_llvm *h)
 	free(h->bin);
 	free(h->clang_version);
 	free(h->resource_dir);
+	free(h->gcc);
+	free(h->gxx);
+	free(h->gcc_missing);
 	memset(h, 0, sizeof(*h));
 }
 
@@ -266,8 +326,10 @@ void toolchain_stage_vars(const struct host_llvm *h, const struct target *t,
 	set_var(vars, "host_cc", host_cc);
 	set_var(vars, "host_cxx", host_cxx);
 	if (h->gcc_identity[0]) {   /* else ${host_gcc} is an unknown variable at its step */
-		set_var(vars, "host_gcc", HOST_GCC);
-		set_var(vars, "host_gxx", HOST_GXX);
+		set_var(vars, "host_gcc", h->gcc);
+		set_var(vars, "host_gxx", h->gxx);
+	} else if (h->gcc_missing) {   /* which that error names */
+		set_var(vars, ".host_gcc_missing", h->gcc_missing);
 	}
 	set_var(vars, "clang", host_cc);
 	set_var(vars, "clangxx", host_cxx);

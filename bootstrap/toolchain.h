@@ -10,8 +10,9 @@
  * stages built with a stage toolchain carry that stage's output, not the host compiler's
  * hash (plan.c adds the line).
  *
- * Nothing here spawns a process; toolchain_host_probe() reads files, toolchain_host_fake()
- * lets tests plan without any compiler installed. */
+ * toolchain_host_probe() reads files and asks the host GCC where its compilers are (the only
+ * processes spawned here); toolchain_host_fake() lets tests plan without any compiler
+ * installed. */
 #ifndef CROSSROOT_TOOLCHAIN_H
 #define CROSSROOT_TOOLCHAIN_H
 
@@ -28,13 +29,22 @@ struct host_llvm {
 	char *resource_dir;         /* the host clang's resource directory */
 	char identity[DIGEST_HEX_LEN + 1];   /* clang, lld, llvm-ar and LLVM's libraries */
 	/* The host's GCC, which tools stages may build with (${host_gcc}: configure scripts run
-	 * 2.5 times faster with it than with clang); "" where there is none. */
+	 * 2.5 times faster with it than with clang). Where it cannot be used, gcc_identity is ""
+	 * and gcc_missing says why (a ${host_gcc} step's error names it). */
 	char gcc_identity[DIGEST_HEX_LEN + 1];   /* gcc, g++, cc1, cc1plus */
+	char *gcc, *gxx;            /* its drivers, as ${host_gcc} and ${host_gxx} */
+	char *gcc_missing;          /* "'/usr/bin/g++' not found ...", or NULL */
 };
 
 /* Find and identify the host LLVM in `bin`. Big files are hashed once: their hashes are kept
  * in `hash_cache` by (device, inode, size, mtime). Returns -1 after error(). */
 int toolchain_host_probe(struct host_llvm *h, const char *bin, const char *hash_cache);
+/* Identify the host GCC whose drivers are `gcc` and `gxx` (HOST_GCC, HOST_GXX for a probe):
+ * the drivers and the compilers they name when asked (`gcc -print-prog-name=cc1`, `g++
+ * -print-prog-name=cc1plus`; GCC 12 keeps them in /usr/lib/gcc/..., GCC 14 in /usr/libexec/gcc/...),
+ * by content. Sets gcc, gxx and gcc_identity, or gcc_missing. Never fails otherwise. */
+void toolchain_host_probe_gcc(struct host_llvm *h, const char *gcc, const char *gxx,
+                              const char *hash_cache);
 /* A host LLVM that is not looked at: for tests of the planner. */
 void toolchain_host_fake(struct host_llvm *h, const char *bin, const char *clang_version,
                          const char *identity);

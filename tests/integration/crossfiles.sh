@@ -95,10 +95,16 @@ EOT
 			"Breakpoint 1, put" "in cmain" '"first"' "The current system root is \"$S\"" "exited normally"
 		wait $debuggee
 		assert "gdb: the program ran on to its end" grep -qx first "$T/debuggee"
-		# the libcxx stage installs libc++'s printers there (the e2e test prints real containers)
+		# the libcxx stage installs libc++'s printers there (the e2e test prints real containers);
+		# like LLVM's, this one only imports gdb and then uses gdb.printing (gdb 16 no longer
+		# imports that module at startup)
 		mkdir -p "$S/usr/share/gdb/python/libcxx"
-		printf 'def register_libcxx_printer_loader():\n    print("libc++ printers from " + __file__)\n' \
-			>"$S/usr/share/gdb/python/libcxx/printers.py"
+		cat >"$S/usr/share/gdb/python/libcxx/printers.py" <<'EOT'
+import gdb
+def register_libcxx_printer_loader():
+    gdb.printing.RegexpCollectionPrettyPrinter("libcxx-test")
+    print("libc++ printers from " + __file__)
+EOT
 		run timeout 60 "$S/bin/toy-gdb" -batch -ex 'show sysroot'
 		check "gdb: loads libc++'s printers from the sysroot" 0 \
 			"libc++ printers from $S/usr/share/gdb/python/libcxx/printers.py" "The current system root is \"$S\""
@@ -114,15 +120,29 @@ else
 	echo "skip   <target>-run (no qemu-aarch64-static)"
 fi
 
-# the Meson cross file, as Meson 1.0 reads it: one constant for the sysroot, both pkg-config keys
-# (with Meson's own Python)
-meson_py=$(command -v meson >/dev/null && sed -n '1s/^#! *//p' "$(command -v meson)")
-if [ -n "$meson_py" ] && $meson_py -c 'import mesonbuild.coredata' 2>/dev/null; then
-	run $meson_py -c "from mesonbuild.coredata import parse_machine_files as p
-b = p(['$S/share/crossroot/meson-cross.ini'])['binaries']
-print('c=' + b['c'], 'pkgconfig=' + b['pkgconfig'], 'pkg-config=' + b['pkg-config'], 'wrapper=' + b['exe_wrapper'][0])"
-	check "Meson reads the cross file" 0 "c=$S/bin/toy-clang" "pkgconfig=$S/bin/toy-pkg-config" \
-		"pkg-config=$S/bin/toy-pkg-config" "wrapper=$S/bin/toy-run"
+# the Meson cross file, as Meson reads it (1.0 and later): one constant for the sysroot, the
+# exe wrapper, the host machine, and the sysroot's pkg-config for dependencies (Meson 1.0 reads
+# the key `pkgconfig`, 1.3 and later `pkg-config`: the file has both); through `meson setup` of
+# a project with no languages, which asks Meson itself (find_program takes a cross build's
+# [binaries] entries)
+if command -v meson >/dev/null; then
+	mkdir -p "$T/mesonproject"
+	cat >"$T/mesonproject/meson.build" <<'EOT'
+project('crossfile-check')
+message('cross=@0@ can_run=@1@'.format(meson.is_cross_build(), meson.can_run_host_binaries()))
+message('machine=' + host_machine.system() + ' ' + host_machine.cpu_family() + ' ' + host_machine.endian())
+message('sys_root=' + meson.get_external_property('sys_root'))
+foreach b : ['c', 'cpp', 'ar', 'strip', 'pkg-config', 'exe_wrapper']
+  message(b + '=' + find_program(b).full_path())
+endforeach
+z = dependency('z', method: 'pkg-config')
+message('z=' + z.version() + ' ' + z.get_variable(pkgconfig: 'includedir'))
+EOT
+	run meson setup --cross-file "$S/share/crossroot/meson-cross.ini" "$T/mesonproject" "$T/mesonbuild"
+	check "Meson reads the cross file" 0 "cross=true can_run=true" "machine=linux aarch64 little" \
+		"sys_root=$S" "c=$S/bin/toy-clang" "cpp=$S/bin/toy-clang++" "ar=$S/bin/toy-ar" \
+		"strip=$S/bin/toy-strip" "pkg-config=$S/bin/toy-pkg-config" "exe_wrapper=$S/bin/toy-run" \
+		"z=1.3 $S/usr/include"
 else
 	echo "skip   Meson cross file (no meson)"
 fi

@@ -16,7 +16,15 @@ target() {   # target NAME: a target whose only stage uses source NAME
 	printf 'triple: a-b-c\nqemu: q\nstages: [%s]\n' "$1" >"$P/targets/$1.yaml"
 }
 
-# The real thing: Debian's orig tarball and upstream's signature, located through apt.
+# The real thing: Debian's orig tarball and upstream's signature, located through apt, in the
+# signed index of Debian 12 (bookworm), which lists musl 1.2.3-1 whatever release this host
+# runs: the host's own apt sources with its release's name changed to bookworm (the same
+# sources on a bookworm host), and a work directory of their own for apt's private state.
+codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
+mkdir -p "$T/bookworm-apt/sources.list.d"
+for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
+	[ -f "$f" ] && sed "s/\\b$codename\\b/bookworm/g" "$f" >"$T/bookworm-apt/${f#/etc/apt/}"
+done
 cat >"$P/sources/real.yaml" <<EOT
 name: real
 version: 1.2.3
@@ -28,7 +36,7 @@ origins:
     sha256: $REAL
 EOT
 target real
-run $C fetch real
+CROSSROOT_APT_SOURCES=$T/bookworm-apt run $CROSSROOT -C "$P" --work "$T/bookworm-work" --cache "$CACHE" fetch real
 check "musl's signature from Debian's source package is good" 0 "good OpenPGP signature" "keys/musl.asc" "fetched real"
 cp "$CACHE/downloads/$REAL" "$T/www/musl-1.2.3.tar.gz"
 cp "$ROOT/tests/data/musl_1.2.3.orig.tar.gz.asc" "$T/www/musl-1.2.3.tar.gz.asc"
