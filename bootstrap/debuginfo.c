@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "run.h"
+#include "tree.h"
 #include "util.h"
 
 enum kind { OTHER, ARCHIVE, RELOCATABLE, LINKED };
@@ -128,8 +129,8 @@ static int rewrite(const char *objcopy, const char *path, mode_t mode, const cha
 	return rc;
 }
 
-static int split_one(const char *objcopy, const char *root, const char *rel, const char *path,
-                     const struct stat *st, const struct elf_facts *f)
+static int split_one(const char *objcopy, int rootfd, const char *root, const char *rel,
+                     const char *path, const struct stat *st, const struct elf_facts *f)
 {
 	if (f->kind == ARCHIVE || f->kind == RELOCATABLE) {
 		printf("strip debug %s\n", rel);
@@ -140,13 +141,21 @@ static int split_one(const char *objcopy, const char *root, const char *rel, con
 		: xasprintf("%s/usr/lib/debug/%s.debug", root, rel);
 	printf("split debug %s -> %s\n", rel, debug + strlen(root) + 1);
 	int rc = 0;
-	char *dir = xstrdup(debug);
+	char *dir = xstrdup(debug + strlen(root) + 1);
 	*strrchr(dir, '/') = '\0';
-	if (!path_exists(debug)) {   /* two copies of one file (same ID) share one */
+	/* the step may have left links on the way (usr/lib/debug -> elsewhere): each directory
+	 * is made or opened without following one, and an existing .debug must be a file */
+	int dir_fd = tree_make_dirs(rootfd, root, dir, 0755);
+	struct stat there;
+	bool exists = dir_fd >= 0 && fstatat(dir_fd, strrchr(debug, '/') + 1, &there, AT_SYMLINK_NOFOLLOW) == 0;
+	if (dir_fd < 0) {
+		rc = -1;
+	} else if (exists && !S_ISREG(there.st_mode)) {
+		error("'%s' is there already and is not a file: the stage left it", debug);
+		rc = -1;
+	} else if (!exists) {   /* two copies of one file (same ID) share one */
 		char *tmp = xasprintf("%s.tmp", debug);
-		rc = mkdir_p(dir, 0755);
-		if (rc == 0)
-			rc = objcopy_run(objcopy, "--only-keep-debug", NULL, path, tmp);
+		rc = objcopy_run(objcopy, "--only-keep-debug", NULL, path, tmp);
 		if (rc == 0 && (chmod(tmp, 0644) < 0 || rename(tmp, debug) < 0)) {
 			error("cannot write '%s':", debug);
 			rc = -1;
@@ -155,6 +164,8 @@ static int split_one(const char *objcopy, const char *root, const char *rel, con
 			unlink(tmp);
 		free(tmp);
 	}
+	if (dir_fd >= 0)
+		close(dir_fd);
 	char *link = xasprintf("--add-gnu-debuglink=%s", debug);
 	if (rc == 0)
 		rc = rewrite(objcopy, path, st->st_mode, "--strip-debug", link);
@@ -178,55 +189,52 @@ static int relink(const char *first, const char *path)
 	return rc;
 }
 
-static int walk(const char *objcopy, const char *root, const char *rel, struct strlist *seen)
+struct split {
+	const char *objcopy;
+	int rootfd;
+	struct strlist seen;   /* "dev:ino", then the name it was rewritten at, for each
+	                          hard-linked file: a rewrite makes a new file, so its other
+	                          names are linked to it again */
+};
+
+static int split_visit(const struct tree_item *it, void *arg)
 {
-	char *dir = rel[0] ? path_join(root, rel) : xstrdup(root);
-	struct strlist names = {0};
-	int rc = list_dir(dir, &names);
-	strlist_sort(&names);
-	for (size_t i = 0; i < names.n && rc == 0; i++) {
-		char *r = rel[0] ? xasprintf("%s/%s", rel, names.v[i]) : xstrdup(names.v[i]);
-		char *path = path_join(root, r);
-		struct stat st;
-		if (lstat(path, &st) < 0) {
-			error("cannot stat '%s':", path);
-			rc = -1;
-		} else if (S_ISDIR(st.st_mode) && strcmp(r, "usr/lib/debug") != 0) {
-			rc = walk(objcopy, root, r, seen);
-		} else if (S_ISREG(st.st_mode)) {
-			/* seen: "dev:ino", then the name it was rewritten at, for each hard-linked
-			 * file: a rewrite makes a new file, so its other names are linked to it again */
-			char *id = xasprintf("%llu:%llu", (unsigned long long)st.st_dev,
-			                     (unsigned long long)st.st_ino);
-			const char *first = NULL;
-			for (size_t k = 0; k + 1 < seen->n && !first; k += 2)
-				if (strcmp(seen->v[k], id) == 0)
-					first = seen->v[k + 1];
-			struct elf_facts f;
-			if (first) {
-				rc = relink(first, path);
-			} else if ((rc = inspect(path, &f)) == 0 && f.debug && f.kind != OTHER) {
-				if (st.st_nlink > 1) {
-					strlist_add(seen, id);
-					strlist_add(seen, path);
-				}
-				rc = split_one(objcopy, root, r, path, &st, &f);
-			}
-			free(id);
+	struct split *sp = arg;
+	if (S_ISDIR(it->st.st_mode))
+		return strcmp(it->path, "usr/lib/debug") == 0 ? TREE_SKIP : TREE_NEXT;
+	if (!S_ISREG(it->st.st_mode))
+		return TREE_NEXT;
+	char *path = xasprintf("%s/%s", it->root, it->path);
+	char *id = xasprintf("%llu:%llu", (unsigned long long)it->st.st_dev,
+	                     (unsigned long long)it->st.st_ino);
+	const char *first = NULL;
+	for (size_t k = 0; k + 1 < sp->seen.n && !first; k += 2)
+		if (strcmp(sp->seen.v[k], id) == 0)
+			first = sp->seen.v[k + 1];
+	struct elf_facts f;
+	int rc;
+	if (first) {
+		rc = relink(first, path);
+	} else if ((rc = inspect(path, &f)) == 0 && f.debug && f.kind != OTHER) {
+		if (it->st.st_nlink > 1) {
+			strlist_add(&sp->seen, id);
+			strlist_add(&sp->seen, path);
 		}
-		free(path);
-		free(r);
+		rc = split_one(sp->objcopy, sp->rootfd, it->root, it->path, path, &it->st, &f);
 	}
-	strlist_release(&names);
-	free(dir);
-	return rc;
+	free(id);
+	free(path);
+	return rc < 0 ? -1 : TREE_NEXT;
 }
 
 int debuginfo_split(const char *objcopy, const char *root)
 {
-	struct strlist seen = {0};
-	int rc = walk(objcopy, root, "", &seen);
-	strlist_release(&seen);
+	struct split sp = {.objcopy = objcopy};
+	sp.rootfd = tree_open(root, "the stage left", false);
+	int rc = sp.rootfd < 0 ? -1 : tree_walk_fd(sp.rootfd, root, split_visit, &sp);
+	if (sp.rootfd >= 0)
+		close(sp.rootfd);
+	strlist_release(&sp.seen);
 	fflush(stdout);
 	return rc;
 }

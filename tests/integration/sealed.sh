@@ -1,0 +1,106 @@
+#!/bin/sh
+# Sealed steps: a build step reaches nothing but its own stage, and nothing it leaves behind
+# makes crossroot act outside it. One hostile step per class (issue 30); each check failed
+# before the sandbox and the descriptor-based walks. Run as the invoking user, and as root
+# also as nobody (steps of an unprivileged crossroot are sealed the same way).
+. "$(dirname "$0")/../lib/common.sh"
+
+if ! command -v bwrap >/dev/null; then
+	not_ok "bwrap is not installed (make deps): steps cannot be sealed"
+	finish
+	exit 1
+fi
+
+# sealed_checks LABEL [PREFIX...]: every class, with crossroot run through PREFIX
+sealed_checks() {
+	label=$1
+	shift
+	D=$T/$label
+	P=$D/p
+	mkdir -p "$D"
+	new_project "$P"
+	C="$* $CROSSROOT -C $P --work $D/work --cache $D/cache --out $D/sysroots"
+	mkdir -p "$D/home/.config/crossroot" "$D/victim"
+	echo "private key" >"$D/home/secret"
+	echo "do not publish" >"$D/victim/data"
+	KEY=$D/keys/cache.key
+	mkdir -p "$D/keys"
+	printf 'url = http://127.0.0.1:9/cache\nmode = read\nsigning-key = %s\n' "$KEY" >"$D/remote.conf"
+	"$CROSSROOT" key generate "$KEY" >/dev/null 2>&1
+	[ -n "$OWNER" ] && chown -R "$OWNER" "$D"
+	chmod 4755 "$D/victim/data"
+	target() { printf 'triple: aarch64-unknown-linux-musl\nqemu: qemu-aarch64-static\nstages: [%s]\n' "$2" >"$P/targets/$1.yaml"; }
+
+	# --- a ${destdir} replaced by a link is refused, never walked, moved or published ---
+	cat >"$P/stages/swap.yaml" <<EOT
+name: swap
+steps:
+  - rmdir \${destdir} && ln -s $D/victim \${destdir}
+EOT
+	target swap swap
+	run $C build swap
+	check "$label: a destdir replaced by a link fails, naming the stage and the link" 1 \
+		"left a link where a directory must be" "dest"
+	assert "$label: the link's target keeps its set-id mode" test "$(stat -c %a "$D/victim/data")" = 4755
+	assert "$label: nothing of it was published" sh -c "! grep -rqs 'do not publish' '$D/cache' '$D/sysroots'"
+
+	# --- debug: split never writes through a usr/lib/debug link the step left ---
+	cat >"$P/stages/dbglink.yaml" <<EOT
+name: dbglink
+debug: split
+steps:
+  - printf 'int main(void) { return 0; }\n' >m.c && \${host_cc} -g -o prog m.c
+  - mkdir -p \${destdir}/usr/bin \${destdir}/usr/lib && cp prog \${destdir}/usr/bin/
+  - ln -s $D/victim \${destdir}/usr/lib/debug
+EOT
+	target dbglink dbglink
+	run $C build dbglink
+	check "$label: debug: split through a usr/lib/debug link fails, naming it" 1 "usr/lib/debug"
+	assert "$label: nothing was written through it" test "$(ls -A "$D/victim")" = data
+
+	# --- secrets and shared state: HOME, the remote cache's key and configuration, the
+	# project, the source trees, other stages ---
+	cat >"$P/stages/snoop.yaml" <<EOT
+name: snoop
+steps:
+  - >-
+    mkdir -p \${destdir}/usr/share && {
+    echo "home: \$HOME"; cat $D/home/secret 2>/dev/null || echo "no user home";
+    echo "key: [\$(cat $KEY 2>/dev/null)]"; echo "conf: [\$(cat $D/remote.conf 2>/dev/null)]";
+    touch $P/intruder 2>/dev/null || echo "project read-only";
+    touch \$HOME/mine && echo "own home writable";
+    echo "caps: \$(grep CapEff /proc/self/status | tr -d '\t')";
+    echo "processes: \$(ls /proc | grep -c '^[0-9]')";
+    nsenter -t 1 -n true 2>/dev/null || echo "no nsenter";
+    umount $D/work 2>/dev/null || echo "no umount";
+    unshare -U true 2>/dev/null || echo "no user namespace";
+    } >\${destdir}/usr/share/seen
+  - setsid sh -c 'sleep 37.5' >/dev/null 2>&1 &
+EOT
+	target snoop snoop
+	run env HOME="$D/home" CROSSROOT_REMOTE_CACHE_CONFIG="$D/remote.conf" $C build snoop
+	check "$label: a step that looks for secrets builds" 0 "sysroot snoop"
+	SEEN=$D/sysroots/snoop/usr/share/seen
+	assert "$label: its HOME is its stage's own" grep -qx "home: $D/work/build/snoop/snoop/home" "$SEEN"
+	assert "$label: the invoking user's home is hidden" grep -qx "no user home" "$SEEN"
+	assert "$label: the signing key reads as empty" sh -c "test -s '$KEY' && grep -qx 'key: \[\]' '$SEEN'"
+	assert "$label: the remote configuration reads as empty" grep -qx "conf: \[\]" "$SEEN"
+	assert "$label: the project checkout is read-only" sh -c "grep -qx 'project read-only' '$SEEN' && test ! -e '$P/intruder'"
+	assert "$label: its own HOME is writable" grep -qx "own home writable" "$SEEN"
+	assert "$label: no capabilities" grep -qx "caps: CapEff:0000000000000000" "$SEEN"
+	assert "$label: its own PID namespace (a few processes)" sh -c "test \$(sed -n 's/^processes: //p' '$SEEN') -lt 10"
+	assert "$label: no way into another namespace or mount" sh -c "grep -qx 'no nsenter' '$SEEN' && grep -qx 'no umount' '$SEEN' && grep -qx 'no user namespace' '$SEEN'"
+	assert "$label: a detached process ended with its step" sh -c "! pgrep -f 'sleep 37[.]5' >/dev/null"
+	run $C build snoop
+	check "$label: the next run is not locked out, and builds nothing" 0 "sysroot snoop"
+	assert "$label: (nothing built)" sh -c "! grep -q '^build ' '$T/out'"
+}
+
+OWNER=
+sealed_checks self
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+	chmod 755 "$T"
+	OWNER=nobody:nogroup
+	sealed_checks nobody setpriv --reuid=nobody --regid=nogroup --clear-groups
+fi
+finish
