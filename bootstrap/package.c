@@ -74,6 +74,43 @@ static unsigned normal_mode(mode_t mode)
 
 /* ---- hashing ---- */
 
+/* sha256 and sha1 of a stream, for members read piece by piece (never held whole) */
+struct member_hash {
+	struct digest sha256;
+	EVP_MD_CTX *sha1;
+};
+
+static void member_hash_init(struct member_hash *h)
+{
+	digest_init(&h->sha256);
+	h->sha1 = EVP_MD_CTX_new();
+	if (!h->sha1 || EVP_DigestInit_ex(h->sha1, EVP_sha1(), NULL) != 1)
+		abort();
+}
+
+static void member_hash_update(struct member_hash *h, const void *data, size_t len)
+{
+	digest_update(&h->sha256, data, len);
+	EVP_DigestUpdate(h->sha1, data, len);
+}
+
+static void member_hash_final(struct member_hash *h, char sha256[DIGEST_HEX_LEN + 1], char sha1[41])
+{
+	digest_final(&h->sha256, sha256);
+	unsigned char raw[EVP_MAX_MD_SIZE];
+	unsigned n = 0;
+	EVP_DigestFinal_ex(h->sha1, raw, &n);
+	EVP_MD_CTX_free(h->sha1);
+	for (unsigned i = 0; i < n && i < 20; i++)
+		snprintf(sha1 + 2 * i, 3, "%02x", raw[i]);
+}
+
+/* A mode no sysroot or package holds: set-id, sticky, group or other writable. */
+static bool unsafe_mode(mode_t mode)
+{
+	return (mode & (S_ISUID | S_ISGID | S_ISVTX | S_IWGRP | S_IWOTH)) != 0;
+}
+
 static void hash_bytes(const void *data, size_t len, char sha256[DIGEST_HEX_LEN + 1], char sha1[41])
 {
 	struct digest d;
@@ -110,6 +147,11 @@ static int walk_visit(const struct tree_item *it, void *arg)
 	struct package_manifest *m = arg;
 	if (strcmp(it->path, STAMP_NAME) == 0)
 		return TREE_SKIP;
+	if (!S_ISLNK(it->st.st_mode) && unsafe_mode(it->st.st_mode)) {
+		error("'%s/%s' has mode %o (set-id, sticky, or writable by group or others): a "
+		      "package never holds it", it->root, it->path, (unsigned)(it->st.st_mode & 07777));
+		return -1;
+	}
 	if (S_ISDIR(it->st.st_mode)) {
 		add_entry(m, 'd', it->path);
 	} else if (S_ISREG(it->st.st_mode)) {
@@ -625,6 +667,8 @@ out:
 
 /* ---- verify ---- */
 
+#define MANIFEST_MAX (64 << 20)   /* a manifest line per file: far more than any sysroot */
+
 /* What a package or tree holds, as entries (hashed), and its manifest's text. */
 static int read_tree(const char *root, struct package_manifest *have, char **manifest)
 {
@@ -690,6 +734,11 @@ static int read_archive(const char *file, struct package_manifest *have, char **
 			free(path);
 			continue;
 		}
+		if (type != AE_IFLNK && unsafe_mode(archive_entry_perm(ae))) {
+			error("'%s' in '%s' has mode %o (set-id, sticky, or writable by group or others): "
+			      "a package never holds it", name, file, (unsigned)archive_entry_perm(ae));
+			rc = 1;
+		}
 		if (type == AE_IFDIR) {
 			add_entry(have, 'd', path)->mode = normal_mode(archive_entry_perm(ae) | S_IFDIR);
 		} else if (type == AE_IFLNK) {
@@ -697,20 +746,34 @@ static int read_archive(const char *file, struct package_manifest *have, char **
 		} else if (type == AE_IFREG) {
 			struct package_entry *e = add_entry(have, 'f', path);
 			e->mode = archive_entry_perm(ae) & 0111 ? 0755 : 0644;
-			struct buf data = {0};
+			/* hashed as it streams: only the manifest is kept, and only up to a bound */
+			bool is_manifest = strcmp(path, PACKAGE_MANIFEST) == 0;
+			struct buf kept = {0};
+			struct member_hash h;
+			member_hash_init(&h);
 			char chunk[65536];
 			la_ssize_t n;
-			while ((n = archive_read_data(a, chunk, sizeof(chunk))) > 0)
-				buf_add(&data, chunk, (size_t)n);
+			long long size = 0;
+			while ((n = archive_read_data(a, chunk, sizeof(chunk))) > 0) {
+				member_hash_update(&h, chunk, (size_t)n);
+				size += n;
+				if (is_manifest && kept.len < MANIFEST_MAX)
+					buf_add(&kept, chunk, (size_t)n);
+			}
 			if (n < 0) {
 				error("cannot read '%s' in '%s': %s", path, file, archive_error_string(a));
 				rc = 1;
 			}
-			e->size = (long long)data.len;
-			hash_bytes(data.s ? data.s : "", data.len, e->sha256, e->sha1);
-			if (strcmp(path, PACKAGE_MANIFEST) == 0)
-				*manifest = xstrndup(data.s ? data.s : "", data.len);
-			buf_release(&data);
+			e->size = size;
+			member_hash_final(&h, e->sha256, e->sha1);
+			if (is_manifest && kept.len >= MANIFEST_MAX) {
+				error("the manifest in '%s' is larger than %d MiB", file, MANIFEST_MAX >> 20);
+				rc = 1;
+			} else if (is_manifest) {
+				free(*manifest);
+				*manifest = xstrndup(kept.s ? kept.s : "", kept.len);
+			}
+			buf_release(&kept);
 		} else {
 			error("'%s' in '%s' is neither a file, a directory nor a link", name, file);
 			rc = 1;

@@ -168,6 +168,36 @@ echo evil >>"$T/tamper/toy/usr/share/doc/lib.txt"
 tar -C "$T/tamper" --sort=name --owner=0 --group=0 -cf - toy | zstd -q >"$T/tampered.tar.zst"
 run "$CROSSROOT" verify "$T/tampered.tar.zst"
 check "a changed file inside a package is named" 5 "changed: usr/share/doc/lib.txt"
+# hostile members: a set-id file, a world-writable directory, a 1 GiB member (streamed, never
+# held whole: the package is a few KB)
+zstd -dc "$A" | tar -C "$T/tamper" -xf -
+chmod 4755 "$T/tamper/toy/usr/lib/tool"
+tar -C "$T/tamper" --sort=name --owner=0 --group=0 -cf - toy | zstd -q >"$T/setid.tar.zst"
+run "$CROSSROOT" verify "$T/setid.tar.zst"
+check "verify refuses a set-id member" 5 "has mode 4755"
+zstd -dc "$A" | tar -C "$T/tamper" -xf -
+chmod 777 "$T/tamper/toy/usr/lib"
+tar -C "$T/tamper" --sort=name --owner=0 --group=0 -cf - toy | zstd -q >"$T/worldw.tar.zst"
+run "$CROSSROOT" verify "$T/worldw.tar.zst"
+check "verify refuses a world-writable directory" 5 "has mode 777"
+chmod 755 "$T/tamper/toy/usr/lib"
+python3 - "$T/big.tar" <<'PYEOF'
+import sys, tarfile, io
+class Zeros(io.RawIOBase):
+    def __init__(self, n): self.left = n
+    def readable(self): return True
+    def readinto(self, b):
+        n = min(len(b), self.left); b[:n] = bytes(n); self.left -= n; return n
+with tarfile.open(sys.argv[1], "w") as t:
+    m = tarfile.TarInfo("toy/share/crossroot/package/manifest"); text = b"crossroot-package 1\n"
+    m.size = len(text); t.addfile(m, io.BytesIO(text))
+    m = tarfile.TarInfo("toy/big"); m.size = 1 << 30; t.addfile(m, io.BufferedReader(Zeros(m.size)))
+PYEOF
+zstd -q --rm "$T/big.tar"
+run "$CROSSROOT" verify "$T/big.tar.zst"
+assert "a 1 GiB member in a $(stat -c %s "$T/big.tar.zst")-byte package is read, not held (exit $STATUS)" \
+	test "$STATUS" = 5 -o "$STATUS" = 2
+rm -f "$T/big.tar.zst"
 run "$CROSSROOT" verify "$T/oa/toy"
 check "a sysroot that is not a package says so" 2 "no package manifest in '$T/oa/toy'"
 run "$CROSSROOT" verify "$T/nothing.tar.zst"
