@@ -241,6 +241,15 @@ static int stage_dependencies(struct plan *p, struct recipes *r, struct target *
 	struct strlist names = {0}, toolchain = {0};
 	for (size_t i = 0; i < s->depends.n; i++) {
 		const char *name = recipes_substitute(t, s->depends.v[i]);
+		if (recipes_is_role(name)) {
+			error("%s: stage '%s' depends on the role '%s', the target's C library, but target "
+			      "'%s' names none: add 'libc: musl' (or glibc, or another C library's stage) "
+			      "to %s", s->path, s->name, name, t->name, t->path);
+			strlist_release(&names);
+			*out = NULL;
+			*n_out = 0;
+			return -1;
+		}
 		if (!strlist_has(&names, name))
 			strlist_add(&names, name);
 	}
@@ -432,9 +441,11 @@ static void stage_vars(const struct plan *p, struct node *n)
 	for (size_t i = 0; i < n->stage->vars.n; i++)
 		strlist_add(&n->vars, n->stage->vars.v[i]);
 	toolchain_stage_vars(p->host, n->target, &n->provided, &paths, p->jobs, &n->vars);
-	/* the C library, from the triple: what a recipe shared by musl and glibc targets asks */
-	strlist_add(&n->vars, "libc");
-	strlist_add(&n->vars, strstr(n->target->triple, "-musl") ? "musl" : "glibc");
+	/* the C library, the target's fact: what a recipe shared by several libcs asks */
+	if (n->target->libc) {
+		strlist_add(&n->vars, "libc");
+		strlist_add(&n->vars, n->target->libc);
+	}
 	/* ${src} is a link in the stage's own directory to the shared tree: the tree's name carries
 	 * its patches' key, the stage's directory does not, so compile lines, debug info and
 	 * ccache's hashes stay the same when a patch changes (build.c makes the link) */

@@ -86,6 +86,8 @@ static void target_free(struct target *t)
 	strlist_release(&t->toolchain);
 	strlist_release(&t->stage_toolchain);
 	strlist_release(&t->substitute);
+	free(t->libc);
+	free(t->libc_headers);
 	strlist_release(&t->versions);
 	strlist_release(&t->patch_sets);
 	free(t->linux_arch);
@@ -339,7 +341,16 @@ const char *recipes_substitute(const struct target *t, const char *name)
 	for (size_t i = 0; i + 1 < t->substitute.n; i += 2)
 		if (strcmp(t->substitute.v[i], name) == 0)
 			return t->substitute.v[i + 1];
+	if (strcmp(name, "libc") == 0 && t->libc)
+		return t->libc;
+	if (strcmp(name, "libc-headers") == 0 && t->libc_headers)
+		return t->libc_headers;
 	return name;
+}
+
+bool recipes_is_role(const char *name)
+{
+	return strcmp(name, "libc") == 0 || strcmp(name, "libc-headers") == 0;
 }
 
 bool recipes_is_tool(const char *name)
@@ -537,7 +548,7 @@ struct source *recipes_source(struct recipes *r, const char *id, const struct lo
  * lists its facts in `machine:` may use only these of them (NULL: none may, as they carry
  * the target's name or every fact at once). */
 static const char *const machine_variables[][2] = {
-	{"triple", "triple"}, {"libc", "triple"}, {"target_cflags", "cflags"}, {"cflags", "cflags"},
+	{"triple", "triple"}, {"libc", "libc"}, {"target_cflags", "cflags"}, {"cflags", "cflags"},
 	{"linux_arch", "linux_arch"}, {"cpu_family", "cpu_family"}, {"cpu", "cpu"},
 	{"endian", "endian"}, {"cmake_shared", "static"}, {"configure_shared", "static"},
 	{"target", NULL}, {"qemu", NULL}, {"cc", NULL}, {"cxx", NULL}, {"cpp", NULL},
@@ -547,7 +558,7 @@ static const char *const machine_variables[][2] = {
 bool recipes_machine_fact(const char *name)
 {
 	static const char *const facts[] = {"triple", "cflags", "linux_arch", "cpu_family", "cpu",
-	                                    "endian", "static", NULL};
+	                                    "endian", "static", "libc", NULL};
 	for (size_t i = 0; facts[i]; i++)
 		if (strcmp(name, facts[i]) == 0)
 			return true;
@@ -691,7 +702,7 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 	r->stages = xrealloc(r->stages, (r->n_stages + 1) * sizeof(*r->stages));
 	r->stages[r->n_stages++] = s;
 	for (size_t i = 0; i < s->depends.n; i++)
-		if (!recipes_stage(r, s->depends.v[i], &dep_mention))
+		if (!recipes_is_role(s->depends.v[i]) && !recipes_stage(r, s->depends.v[i], &dep_mention))
 			return NULL;
 	for (size_t i = 0; i < s->toolchain.n; i++) {
 		struct stage *tc = recipes_stage(r, s->toolchain.v[i], &dep_mention);
@@ -714,7 +725,7 @@ struct target *recipes_target(struct recipes *r, const char *name)
 	static const char *const allowed[] = {"description", "triple", "qemu", "cflags", "stages",
 	                                      "vars", "toolchain", "linux_arch", "cpu_family", "cpu",
 	                                      "endian", "static", "stage_toolchain", "substitute",
-	                                      "qemu_cpu", "versions", "patches", NULL};
+	                                      "qemu_cpu", "versions", "patches", "libc", NULL};
 	static const char *const required[] = {"triple", "qemu", "stages", NULL};
 	struct yamlfile f;
 	if (open_recipe(&f, r, "targets", "target", name, NULL) < 0) {
@@ -736,6 +747,15 @@ struct target *recipes_target(struct recipes *r, const char *name)
 		if (t->qemu_cpu && !valid_name(t->qemu_cpu))
 			yamlfile_error(&f, yamlfile_get(&f, root, "qemu_cpu"),
 			               "qemu_cpu must be a CPU model name of qemu's -cpu (got '%s')", t->qemu_cpu);
+	}
+	if (yamlfile_get(&f, root, "libc")) {
+		t->libc = scalar_copy(&f, root, "libc");
+		if (t->libc && (!valid_name(t->libc) || recipes_is_role(t->libc)))
+			yamlfile_error(&f, yamlfile_get(&f, root, "libc"),
+			               "libc names the stage of the target's C library, e.g. musl or glibc "
+			               "(got '%s')", t->libc);
+		else if (t->libc)
+			t->libc_headers = xasprintf("%s-headers", t->libc);
 	}
 	if (t->triple && (!valid_name(t->triple) || !strchr(t->triple, '-')))
 		yamlfile_error(&f, yamlfile_get(&f, root, "triple"),
@@ -801,6 +821,8 @@ struct target *recipes_target(struct recipes *r, const char *name)
 	}
 	struct location mention = location_of(&f, t->path, stages);
 	struct location sub_mention = substitute ? location_of(&f, t->path, substitute) : mention;
+	yaml_node_t *libc = yamlfile_get(&f, root, "libc");
+	struct location libc_mention = libc ? location_of(&f, t->path, libc) : mention;
 	struct location tc_mention = stage_toolchain ? location_of(&f, t->path, stage_toolchain)
 	                                             : mention;
 	struct location ver_mention = versions ? location_of(&f, t->path, versions) : mention;
@@ -814,6 +836,8 @@ struct target *recipes_target(struct recipes *r, const char *name)
 	for (size_t i = 0; i < t->stages.n; i++)
 		if (!recipes_stage(r, recipes_substitute(t, t->stages.v[i]), &mention))
 			return NULL;
+	if (t->libc && !recipes_stage(r, t->libc, &libc_mention))
+		return NULL;
 	t->stage_toolchain_at = tc_mention;
 	t->versions_at = ver_mention;
 	for (size_t i = 0; i + 1 < t->versions.n; i += 2) {

@@ -128,6 +128,11 @@ struct target {
 	                               own patches): a fix for one architecture that must not
 	                               change the other targets' keys */
 	struct location patch_sets_at;   /* where patches is written */
+	char *libc;                 /* the C library, a fact of the target: the stage that fills the
+	                               `libc` role (musl, glibc, ...), whose headers-only stage
+	                               `<libc>-headers` fills `libc-headers`; ${libc} in steps;
+	                               NULL: none (a stage needing a role is then an error) */
+	char *libc_headers;         /* "<libc>-headers", or NULL */
 	struct strlist substitute;  /* stage, replacement, ...: wherever the graph names the first,
 	                               this target uses the second (a combination is a target) */
 	/* architecture facts, used by stages (${linux_arch}) and the generated build files */
@@ -171,8 +176,11 @@ const char *recipes_patch_set(const struct target *t, const char *name);
 const char *recipes_unsupported(const struct stage *s, const struct target *t);
 /* Whether `name` is a fact of a target's machine a stage's `machine:` may list. */
 bool recipes_machine_fact(const char *name);
-/* The stage this target uses where a recipe names `name` (its `substitute` map). */
+/* The stage this target uses where a recipe names `name`: its `substitute` map, then the
+ * roles `libc` and `libc-headers` (the target's C library). */
 const char *recipes_substitute(const struct target *t, const char *name);
+/* Is `name` a role (`libc`, `libc-headers`) rather than a stage? */
+bool recipes_is_role(const char *name);
 /* Is `name` a tool a toolchain stage can provide (cc, cxx, ar, ...)? */
 bool recipes_is_tool(const char *name);
 /* Is `name` a variable the engine sets (a target may not override it)? */

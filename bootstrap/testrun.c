@@ -222,7 +222,7 @@ static void run_command(const struct target *t, const char *sysroot, const char 
 		strlist_take(argv, xasprintf("CROSSROOT_SYSROOT=%s", root));
 		if (interp) {
 			strlist_take(argv, xasprintf("%s%s", root, interp));
-			if (!strstr(t->triple, "-musl"))
+			if (!t->libc || strcmp(t->libc, "musl") != 0)   /* glibc's loader has a cache */
 				strlist_add(argv, "--inhibit-cache");
 			strlist_add(argv, "--library-path");
 			strlist_take(argv, xasprintf("%s/lib:%s/usr/lib", root, root));

@@ -39,13 +39,14 @@ provides:
 steps:
   - mkdir -p ${destdir}/bin && cp ${src}/gnucc ${destdir}/bin/${triple}-gnucc
 EOT
-cat >"$P/stages/libc-headers.yaml" <<'EOT'
-name: libc-headers
+# the C library is a fact of each target (`libc: toylibc`): a new one needs no change in C
+cat >"$P/stages/toylibc-headers.yaml" <<'EOT'
+name: toylibc-headers
 steps:
   - mkdir -p ${destdir}/usr/include && echo bootstrap >${destdir}/usr/include/stubs.h && echo same >${destdir}/usr/include/api.h
 EOT
-cat >"$P/stages/libc.yaml" <<'EOT'
-name: libc
+cat >"$P/stages/toylibc.yaml" <<'EOT'
+name: toylibc
 depends: [libc-headers]
 toolchain: [gnucc]
 supersedes: [libc-headers]
@@ -68,12 +69,13 @@ EOT
 for name in gnu combo host; do
 	cat >"$P/targets/$name.yaml" <<'EOT'
 triple: aarch64-unknown-linux-gnu
+libc: toylibc
 qemu: qemu-aarch64-static
 stages: [runtime]
 EOT
 done
 echo 'substitute: {libc: other-libc}' >>"$P/targets/combo.yaml"
-echo 'stage_toolchain: {libc: host}' >>"$P/targets/host.yaml"
+echo 'stage_toolchain: {toylibc: host}' >>"$P/targets/host.yaml"
 C="$CROSSROOT -C $P --work $T/work --out $T/sysroots"
 
 run $C build gnu
@@ -87,7 +89,7 @@ check "a member the archive does not have is refused (exit 3)" 3 "has no member 
 
 write_cc_source cc-pkg/cc-1.tar.gz "$INNER"
 run $C build gnu
-check "the member is verified and used" 0 "build   gnucc (gnu)" "build   libc (gnu)" "build   runtime (gnu)"
+check "the member is verified and used" 0 "build   gnucc (gnu)" "build   toylibc (gnu)" "build   runtime (gnu)"
 assert "the member is in the download cache under its own sha256" test -f "$T/work/cache/downloads/$INNER"
 assert "libc was compiled by the tools stage" grep -q "compiled by gnucc: --sysroot=" "$T/sysroots/gnu/usr/lib/libc.o"
 assert "runtime, with no toolchain of its own, uses the host clang" grep -q "clang --target=aarch64-unknown-linux-gnu" "$T/sysroots/gnu/usr/lib/runtime.txt"
@@ -96,17 +98,17 @@ assert "the target's compiler is still clang" grep -q "clang" "$T/sysroots/gnu/b
 assert "the tools stage is not shipped" test ! -e "$T/sysroots/gnu/toolchain"
 
 run $C build host
-check "stage_toolchain: host builds libc with clang instead" 0 "build   libc (host)"
+check "stage_toolchain: host builds libc with clang instead" 0 "build   toylibc (host)"
 assert "libc compiled by the host clang (an object, not the tools stage's text)" sh -c "! grep -q 'compiled by gnucc' '$T/sysroots/host/usr/lib/libc.o' && test -s '$T/sysroots/host/usr/lib/libc.o'"
 run $C plan host
-check "the host-built libc does not depend on gnucc" 0 "libc                     cached"
+check "the host-built libc does not depend on gnucc" 0 "toylibc                  cached"
 assert "host's plan has no gnucc" sh -c "! grep -q gnucc '$T/out'"
 
 run $C build combo
 check "a substituted stage replaces the other everywhere in the graph" 0 "build   other-libc (combo)" "build   runtime (combo)"
 assert "combo's runtime saw other-libc" grep -q "^other" "$T/sysroots/combo/usr/lib/runtime.txt"
-assert "combo has no libc stage of its own" sh -c "! grep -q ' libc (combo)' '$T/out'"
-assert "combo shares libc-headers with gnu? no: it never needs them" sh -c "! grep -q 'libc-headers (combo)' '$T/out'"
+assert "combo has no libc stage of its own" sh -c "! grep -q ' toylibc (combo)' '$T/out'"
+assert "combo shares libc-headers with gnu? no: it never needs them" sh -c "! grep -q 'toylibc-headers (combo)' '$T/out'"
 
 # a second target with the same machine shares the stages' results (keys do not hold the name)
 cp "$P/targets/gnu.yaml" "$P/targets/gnu2.yaml"
@@ -114,12 +116,23 @@ run $C build gnu2
 check "a target with the same machine and stages builds nothing" 0 "sysroot gnu2"
 assert "nothing was built for gnu2" sh -c "! grep -q '^build ' '$T/out'"
 
+# ${libc} is the target's fact; a stage needing the role on a target without one is refused
+printf 'name: which\nsteps:\n  - mkdir -p ${destdir}/usr/share && echo ${libc} >${destdir}/usr/share/libc\n' >"$P/stages/which.yaml"
+printf 'triple: aarch64-unknown-linux-musl\nlibc: toylibc\nqemu: qemu-aarch64-static\nstages: [which]\n' >"$P/targets/which.yaml"
+run $C build which
+check "\${libc} is the target's libc, whatever the triple says" 0 "sysroot which"
+assert "(toylibc)" grep -qx toylibc "$T/sysroots/which/usr/share/libc"
+printf 'triple: aarch64-unknown-linux-gnu\nqemu: qemu-aarch64-static\nstages: [runtime]\n' >"$P/targets/nolibc.yaml"
+run $C plan nolibc
+check "a stage needing the libc role on a target that names no libc is refused, naming both" 2 \
+	"stage 'runtime' depends on the role 'libc'" "nolibc.yaml"
+
 # two targets that share stages, built in one run: each shared stage is built once
 for name in tw1 tw2; do
 	sed 's/^stages:/cflags: [-O1]\nstages:/' "$P/targets/gnu.yaml" >"$P/targets/$name.yaml"
 done
 run $C build tw1 tw2
 check "two targets sharing stages build in one run" 0 "sysroot tw1" "sysroot tw2"
-assert "the shared libc was built once" test "$(grep -c '^build   libc (tw' "$T/out")" = 1
-assert "the other target took it from the cache" grep -q "cached  libc (tw[12]): built for tw[12] in this run" "$T/out"
+assert "the shared libc was built once" test "$(grep -c '^build   toylibc (tw' "$T/out")" = 1
+assert "the other target took it from the cache" grep -q "cached  toylibc (tw[12]): built for tw[12] in this run" "$T/out"
 finish
