@@ -494,7 +494,6 @@ static int prepare(void *ctx, struct node *n)
 		if (found < 0)
 			return -1;
 		if (found) {
-			n->state = NODE_CACHED;
 			info("cached  %s: built for %s in this run", n->label, built->target->name);
 			return 1;
 		}
@@ -507,7 +506,6 @@ static pid_t start(void *ctx, struct node *n)
 	struct run *r = ctx;
 	struct job *j = &r->jobs[n->index];
 	j->started = now_seconds();
-	n->state = NODE_RUNNING;
 	if (open_log(r->p, n, j) < 0)
 		return -1;
 	if (n->kind == NODE_TREE) {
@@ -768,9 +766,9 @@ static int refuse_to_build(struct plan *p)
 			error("--pull-only: %s is in neither the stage cache nor the remote cache (key %s)",
 			      n->label, n->key);
 			missing++;
-		} else if (n->kind == NODE_TREE && n->state == NODE_WAITING)
-			n->state = NODE_SKIPPED;
+		}
 	}
+	plan_skip_trees(p);   /* what is left of them, no stage will read */
 	if (missing)
 		info("crossroot: %zu stage%s to build; a build without --pull-only makes %s", missing,
 		     missing == 1 ? "" : "s", missing == 1 ? "it" : "them");

@@ -593,10 +593,7 @@ int main(int argc, char **argv)
 		strlist_release(&pins);
 	}
 	else if (strcmp(command, "fetch") == 0) {
-		/* fetch everything the targets could need, cached stages or not */
-		for (size_t i = 0; i < plan.n_nodes; i++)
-			if (plan.nodes[i]->kind == NODE_TREE)
-				plan.nodes[i]->state = NODE_WAITING;
+		plan_want_trees(&plan);   /* everything the targets could need, cached or not */
 		rc = build_fetch(&plan, &bo);
 	} else {
 		rc = build_run(&plan, &bo);

@@ -832,3 +832,17 @@ void plan_print(const struct plan *p)
 			info("  %-24s to extract into %s", n->label, n->tree_dir);
 	}
 }
+
+void plan_want_trees(struct plan *p)
+{
+	for (size_t i = 0; i < p->n_nodes; i++)
+		if (p->nodes[i]->kind == NODE_TREE)
+			p->nodes[i]->state = NODE_WAITING;
+}
+
+void plan_skip_trees(struct plan *p)
+{
+	for (size_t i = 0; i < p->n_nodes; i++)
+		if (p->nodes[i]->kind == NODE_TREE && p->nodes[i]->state == NODE_WAITING)
+			p->nodes[i]->state = NODE_SKIPPED;
+}

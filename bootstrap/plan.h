@@ -107,6 +107,10 @@ void plan_release(struct plan *p);
 /* A pending stage whose dependencies have all finished: compute its key and look it up.
  * Leaves it NODE_CACHED or NODE_WAITING. Returns -1 on an I/O error. */
 int plan_resolve(struct plan *p, struct node *n);
+/* Every source tree becomes wanted (NODE_WAITING), cached stages or not: `crossroot fetch`. */
+void plan_want_trees(struct plan *p);
+/* Every tree still waiting is not needed (NODE_SKIPPED): no stage left to build reads it. */
+void plan_skip_trees(struct plan *p);
 
 /* A stage cache elsewhere that results can be taken from (the remote cache, remote.h). The
  * plan decides which stages to ask for and writes their states; the source only fetches. */

@@ -133,6 +133,8 @@ static bool start_ready(struct sched *s, bool keep_going)
 			continue;
 		}
 		if (prepared != 0) {   /* cached after all, or failed: no job needed */
+			if (prepared > 0)
+				n->state = NODE_CACHED;
 			finish(s, n, prepared > 0);
 			continue;
 		}
@@ -151,6 +153,7 @@ static bool start_ready(struct sched *s, bool keep_going)
 			s->exclusive_running = true;
 		j->started = true;
 		s->running++;
+		n->state = NODE_RUNNING;
 		j->pid = s->ops->start(s->ops->ctx, n);
 		if (j->pid <= 0)
 			finish(s, n, false);

@@ -21,7 +21,9 @@ enum { SCHED_LATER = 2 };
 struct sched_ops {
 	void *ctx;
 	/* Called when a node's dependencies are all finished, before it takes a job token:
-	 * 1 if it needs no work after all (its result turned out to be cached), 0 to run it,
+	 * 1 if it needs no work after all (its result turned out to be cached: the scheduler
+	 * marks it NODE_CACHED; plan and scheduler are the only writers of a node's state), 0 to
+	 * run it (it becomes NODE_RUNNING before start()),
 	 * -1 if it failed, SCHED_LATER if it must wait for another node to finish first (it is
 	 * asked again after the next node finishes). */
 	int (*prepare)(void *ctx, struct node *n);
