@@ -16,7 +16,7 @@
 #include "apt.h"
 #include "digest.h"
 #include "extract.h"
-#include "signature.h"
+#include "openpgp.h"
 #include "util.h"
 
 struct transfer {
@@ -533,7 +533,7 @@ static int verify_signature_from(const struct fetch_options *opts, struct transf
 		}
 	}
 	if (rc == 0)
-		rc = signature_verify(t->source->keyring, sig, t->part_path, keys, why);
+		rc = openpgp_verify(t->source->keyring, sig, t->part_path, keys, why);
 	if (rc == 0)
 		info("%s %s: good OpenPGP signature (%s, keyring %s)", t->source->name,
 		     t->source->version, url, t->source->keyring);

@@ -1,6 +1,6 @@
 /* sign: Ed25519 keys and signatures (OpenSSL's EVP_PKEY_ED25519) for what crossroot signs
  * itself: the entries of a remote stage cache (remote.h). Not OpenPGP: sources' upstream
- * signatures are signature.h's business.
+ * signatures are openpgp.h's business.
  *
  * Text forms, as they appear in configuration files and signature files:
  *   public key   "ed25519:" and the raw 32-byte key as 64 lowercase hex digits

@@ -1,6 +1,6 @@
-/* signature: gpgv with a pinned keyring. See signature.h. */
+/* openpgp: gpgv with a pinned keyring. See openpgp.h. */
 #define _GNU_SOURCE
-#include "signature.h"
+#include "openpgp.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,8 +48,8 @@ static char *binary_keyring(const char *keyring, const char *scratch_dir, struct
 	return out;
 }
 
-int signature_verify(const char *keyring, const char *signature, const char *file,
-                     const char *scratch_dir, struct buf *why)
+int openpgp_verify(const char *keyring, const char *signature, const char *file,
+                   const char *scratch_dir, struct buf *why)
 {
 	char *binary = binary_keyring(keyring, scratch_dir, why);
 	if (!binary)
