@@ -596,7 +596,7 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 	                                      "steps", "exclusive", "installs", "provides",
 	                                      "unsupported", "toolchain", "supersedes", "debug",
 	                                      "machine", "vars", NULL};
-	static const char *const required[] = {"name", "steps", NULL};
+	static const char *const required[] = {"steps", NULL};   /* the name is the file's */
 	struct yamlfile f;
 	if (open_recipe(&f, r, "stages", "stage", name, from) < 0) {
 		yamlfile_release(&f);
