@@ -458,77 +458,39 @@ static int parse_entries(const char *text, const char *name, struct package_mani
 
 /* ---- the tar ---- */
 
-static int write_entry(struct archive *a, struct archive_entry *ae, const struct package_entry *e,
-                       const char *top, long long epoch, const char *out)
+static int write_entry(struct tree_tar *tar, const struct package_entry *e, const char *top)
 {
-	archive_entry_clear(ae);
 	char *name = e->path[0] ? xasprintf("%s/%s", top, e->path) : xstrdup(top);
-	archive_entry_set_pathname(ae, name);
-	free(name);
-	archive_entry_set_mtime(ae, (time_t)epoch, 0);
-	archive_entry_set_uid(ae, 0);
-	archive_entry_set_gid(ae, 0);
-	archive_entry_set_filetype(ae, e->kind == 'd' ? AE_IFDIR : e->kind == 'l' ? AE_IFLNK : AE_IFREG);
-	archive_entry_set_perm(ae, e->mode);
-	if (e->kind == 'l')
-		archive_entry_set_symlink(ae, e->link);
-	archive_entry_set_size(ae, e->kind == 'f' ? e->size : 0);
-	if (archive_write_header(a, ae) != ARCHIVE_OK) {
-		error("cannot write '%s' into '%s': %s", e->path, out, archive_error_string(a));
-		return -1;
-	}
-	if (e->kind != 'f' || e->size == 0)
-		return 0;
+	struct tree_tar_entry te = {.kind = e->kind, .mode = e->mode, .path = name, .link = e->link,
+	                            .size = e->size};
 	size_t len = 0;
-	void *data = entry_data(e, &len);
-	if (!data)
-		return -1;
+	void *data = e->kind == 'f' && e->size > 0 ? entry_data(e, &len) : NULL;
 	int rc = 0;
-	if ((long long)len != e->size) {
+	if (e->kind == 'f' && e->size > 0 && !data) {
+		rc = -1;
+	} else if ((long long)len != (e->kind == 'f' ? e->size : 0)) {
 		error("'%s' changed while it was packaged (%zu bytes, %lld when hashed)", e->from, len,
 		      e->size);
 		rc = -1;
-	} else if (archive_write_data(a, data, len) != (la_ssize_t)len) {
-		error("cannot write '%s' into '%s': %s", e->path, out, archive_error_string(a));
-		rc = -1;
+	} else {
+		rc = tree_tar_add(tar, &te, data ? data : "", -1, e->from ? e->from : e->path);
 	}
-	entry_data_release(e, data, len);
+	if (data)
+		entry_data_release(e, data, len);
+	free(name);
 	return rc;
 }
 
 static int write_tar(const struct package_manifest *m, const char *path, bool xz)
 {
-	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
-	struct archive *a = archive_write_new();
-	struct archive_entry *ae = archive_entry_new();
-	int rc = 0;
-	if ((xz ? archive_write_add_filter_xz(a) : archive_write_add_filter_zstd(a)) != ARCHIVE_OK ||
-	    archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
-	    archive_write_open_filename(a, tmp) != ARCHIVE_OK) {
-		error("cannot write '%s': %s", tmp, archive_error_string(a));
-		rc = -1;
-	}
+	struct tree_tar *tar = tree_tar_open(path, xz ? TREE_TAR_XZ : TREE_TAR_ZSTD, m->epoch);
+	if (!tar)
+		return -1;
 	struct package_entry root = {.kind = 'd', .mode = 0755, .path = ""};
-	if (rc == 0)
-		rc = write_entry(a, ae, &root, m->target, m->epoch, tmp);
+	int rc = write_entry(tar, &root, m->target);
 	for (size_t i = 0; i < m->n && rc == 0 && !interrupted; i++)
-		rc = write_entry(a, ae, &m->entries[i], m->target, m->epoch, tmp);
-	if (rc == 0 && archive_write_close(a) != ARCHIVE_OK) {
-		error("cannot write '%s': %s", tmp, archive_error_string(a));
-		rc = -1;
-	}
-	archive_entry_free(ae);
-	archive_write_free(a);
-	if (rc == 0 && interrupted)
-		rc = -1;
-	if (rc == 0 && rename(tmp, path) < 0) {
-		error("cannot rename '%s' to '%s':", tmp, path);
-		rc = -1;
-	}
-	if (rc < 0)
-		unlink(tmp);
-	free(tmp);
-	return rc;
+		rc = write_entry(tar, &m->entries[i], m->target);
+	return tree_tar_close(tar, rc == 0 && !interrupted);
 }
 
 /* ---- package_write ---- */

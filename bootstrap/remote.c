@@ -17,6 +17,7 @@
 #include "cache.h"
 #include "digest.h"
 #include "remote_http.h"
+#include "tree.h"
 
 #define SIG_HEADER "crossroot-remote-signature 1\n"
 #define MAX_SIG_BYTES (64LL << 10)
@@ -255,72 +256,29 @@ static int entry_by_path(const void *a, const void *b)
 	return strcmp(((const struct cache_entry *)a)->path, ((const struct cache_entry *)b)->path);
 }
 
-/* The result's files as a deterministic tar.zst: entries in manifest order, each made here
+/* The result's files as a deterministic tar.zst (tree.h): entries in manifest order, each made
  * from the manifest (modes, owner 0, mtime 0), nothing from the file system but the bytes. */
 static int pack(const char *files, const struct cache_manifest *m, const char *out_path)
 {
-	struct archive *a = archive_write_new();
-	struct archive_entry *e = archive_entry_new();
-	int rc = -1;
-	if (archive_write_add_filter_zstd(a) != ARCHIVE_OK ||
-	    archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
-	    archive_write_open_filename(a, out_path) != ARCHIVE_OK) {
-		error("cannot write '%s': %s", out_path, archive_error_string(a));
-		goto out;
-	}
-	for (size_t i = 0; i < m->n; i++) {
+	struct tree_tar *tar = tree_tar_open(out_path, TREE_TAR_ZSTD, 0);
+	int rc = tar ? 0 : -1;
+	for (size_t i = 0; tar && i < m->n && rc == 0; i++) {
 		const struct cache_entry *it = &m->entries[i];
-		archive_entry_clear(e);
-		archive_entry_set_pathname(e, it->path);
-		archive_entry_set_mtime(e, 0, 0);
-		archive_entry_set_uid(e, 0);
-		archive_entry_set_gid(e, 0);
-		archive_entry_set_filetype(e, it->kind == 'd' ? AE_IFDIR : it->kind == 'l' ? AE_IFLNK
-		                                                                           : AE_IFREG);
-		archive_entry_set_perm(e, it->kind == 'l' ? 0777 : it->mode);
-		if (it->kind == 'l')
-			archive_entry_set_symlink(e, it->value);
-		archive_entry_set_size(e, it->kind == 'f' ? it->size : 0);
-		int fd = -1;
+		struct tree_tar_entry te = {.kind = it->kind, .mode = it->mode, .path = it->path,
+		                            .link = it->value, .size = it->size};
 		char *from = path_join(files, it->path);
-		if (it->kind == 'f' && (fd = open(from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		int fd = -1;
+		if (it->kind == 'f' && (fd = open(from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
 			error("cannot open '%s':", from);
-		else if (archive_write_header(a, e) != ARCHIVE_OK)
-			error("cannot write '%s': %s", out_path, archive_error_string(a));
-		else if (it->kind != 'f')
-			rc = 0;
-		else {
-			static char chunk[1 << 16];
-			long long total = 0;
-			ssize_t got;
-			while ((got = read(fd, chunk, sizeof(chunk))) > 0 &&
-			       archive_write_data(a, chunk, (size_t)got) == got)
-				total += got;
-			if (got < 0)
-				error("cannot read '%s':", from);
-			else if (got > 0)
-				error("cannot write '%s': %s", out_path, archive_error_string(a));
-			else if (total != it->size)
-				error("'%s' changed since it was published (%lld bytes, not %lld)", from, total,
-				      it->size);
-			else
-				rc = 0;
+			rc = -1;
+		} else {
+			rc = tree_tar_add(tar, &te, NULL, fd, from);
 		}
 		if (fd >= 0)
 			close(fd);
 		free(from);
-		if (rc < 0)
-			goto out;
-		rc = -1;
 	}
-	if (archive_write_close(a) != ARCHIVE_OK)
-		error("cannot write '%s': %s", out_path, archive_error_string(a));
-	else
-		rc = 0;
-out:
-	archive_entry_free(e);
-	archive_write_free(a);
-	return rc;
+	return tar ? tree_tar_close(tar, rc == 0) : -1;
 }
 
 /* Unpack `archive_path` into the directory `dest`: each entry must be an entry of the

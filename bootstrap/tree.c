@@ -3,9 +3,12 @@
 #define _GNU_SOURCE
 #include "tree.h"
 
+#include <archive.h>
+#include <archive_entry.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -164,4 +167,110 @@ int tree_chown(const char *root, uid_t uid, gid_t gid)
 		rc = walk_dir(fd, root, "", give, ids);
 	close(fd);
 	return rc;
+}
+
+/* ---- the tar writer ---- */
+
+struct tree_tar {
+	struct archive *a;
+	struct archive_entry *e;
+	char *path, *tmp;
+	long long mtime;
+	bool failed;
+};
+
+struct tree_tar *tree_tar_open(const char *path, enum tree_tar_filter filter, long long mtime)
+{
+	struct tree_tar *t = xcalloc(1, sizeof(*t));
+	t->a = archive_write_new();
+	t->e = archive_entry_new();
+	t->path = xstrdup(path);
+	t->tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
+	t->mtime = mtime;
+	int added = filter == TREE_TAR_XZ ? archive_write_add_filter_xz(t->a)
+	                                  : archive_write_add_filter_zstd(t->a);
+	if (added != ARCHIVE_OK || archive_write_set_format_pax_restricted(t->a) != ARCHIVE_OK ||
+	    archive_write_open_filename(t->a, t->tmp) != ARCHIVE_OK) {
+		error("cannot write '%s': %s", t->tmp, archive_error_string(t->a));
+		tree_tar_close(t, false);
+		return NULL;
+	}
+	return t;
+}
+
+static int tar_write(struct tree_tar *t, const void *data, size_t len, const char *path)
+{
+	if (archive_write_data(t->a, data, len) != (la_ssize_t)len) {
+		error("cannot write '%s' into '%s': %s", path, t->tmp, archive_error_string(t->a));
+		return -1;
+	}
+	return 0;
+}
+
+int tree_tar_add(struct tree_tar *t, const struct tree_tar_entry *e, const void *data, int fd,
+                 const char *from)
+{
+	struct archive_entry *ae = t->e;
+	archive_entry_clear(ae);
+	archive_entry_set_pathname(ae, e->path);
+	archive_entry_set_mtime(ae, (time_t)t->mtime, 0);
+	archive_entry_set_uid(ae, 0);
+	archive_entry_set_gid(ae, 0);
+	archive_entry_set_filetype(ae, e->kind == 'd' ? AE_IFDIR : e->kind == 'l' ? AE_IFLNK : AE_IFREG);
+	archive_entry_set_perm(ae, e->kind == 'l' ? 0777 : e->mode);
+	if (e->kind == 'l')
+		archive_entry_set_symlink(ae, e->link);
+	archive_entry_set_size(ae, e->kind == 'f' ? e->size : 0);
+	int rc = 0;
+	if (archive_write_header(t->a, ae) != ARCHIVE_OK) {
+		error("cannot write '%s' into '%s': %s", e->path, t->tmp, archive_error_string(t->a));
+		rc = -1;
+	} else if (e->kind == 'f' && data) {
+		rc = tar_write(t, data, (size_t)e->size, e->path);
+	} else if (e->kind == 'f') {
+		static char chunk[1 << 16];
+		long long total = 0;
+		ssize_t got;
+		while (rc == 0 && (got = read(fd, chunk, sizeof(chunk))) != 0) {
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got < 0) {
+				error("cannot read '%s':", from);
+				rc = -1;
+			} else if ((total += got) > e->size) {
+				break;
+			} else {
+				rc = tar_write(t, chunk, (size_t)got, e->path);
+			}
+		}
+		if (rc == 0 && total != e->size) {
+			error("'%s' changed since it was described (%s%lld bytes, not %lld)", from,
+			      total > e->size ? "more than " : "", total, e->size);
+			rc = -1;
+		}
+	}
+	if (rc < 0)
+		t->failed = true;
+	return rc;
+}
+
+int tree_tar_close(struct tree_tar *t, bool keep)
+{
+	int rc = keep && !t->failed ? 0 : -1;
+	if (rc == 0 && archive_write_close(t->a) != ARCHIVE_OK) {
+		error("cannot write '%s': %s", t->tmp, archive_error_string(t->a));
+		rc = -1;
+	}
+	archive_entry_free(t->e);
+	archive_write_free(t->a);
+	if (rc == 0 && rename(t->tmp, t->path) < 0) {
+		error("cannot rename '%s' to '%s':", t->tmp, t->path);
+		rc = -1;
+	}
+	if (rc < 0)
+		unlink(t->tmp);
+	free(t->tmp);
+	free(t->path);
+	free(t);
+	return keep ? rc : -1;
 }

@@ -55,4 +55,29 @@ int tree_make_dirs(int rootfd, const char *root, const char *rel, mode_t mode);
  * name). Returns 0 or -1 after error(). */
 int tree_chown(const char *root, uid_t uid, gid_t gid);
 
+/* ---- a deterministic tar writer ----
+ * What the remote cache's entries and the packages are: pax (restricted) tar through zstd or
+ * xz, every entry made from what the caller says (type, mode, size, link target), owner 0:0
+ * and one mtime, nothing taken from the file system but a file's bytes. Written to a
+ * temporary name and renamed into place by tree_tar_close(), so a failed or interrupted
+ * write leaves nothing. */
+enum tree_tar_filter { TREE_TAR_ZSTD, TREE_TAR_XZ };
+struct tree_tar_entry {
+	char kind;            /* 'd', 'f' or 'l' */
+	unsigned mode;        /* permission bits (a link's are 0777) */
+	const char *path;     /* its name in the archive */
+	const char *link;     /* 'l': the target */
+	long long size;       /* 'f': exactly this many bytes must come */
+};
+struct tree_tar;
+/* Start `path` (NULL after error()). */
+struct tree_tar *tree_tar_open(const char *path, enum tree_tar_filter filter, long long mtime);
+/* Add an entry; a file's bytes come from `data` (`size` of them) or, when data is NULL, from
+ * `fd` read to its end (`from` names it in messages). A file whose size is not the entry's
+ * changed since it was described: an error. Returns 0 or -1 after error(). */
+int tree_tar_add(struct tree_tar *t, const struct tree_tar_entry *e, const void *data, int fd,
+                 const char *from);
+/* Finish and rename into place (`keep`), or abandon (nothing left). Frees `t`. 0 or -1. */
+int tree_tar_close(struct tree_tar *t, bool keep);
+
 #endif
