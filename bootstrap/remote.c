@@ -363,9 +363,27 @@ out:
 	return rc;
 }
 
+/* The extractor failed to write an entry: our disk's fault (-1, said), or the entry's (1: the
+ * extractor refused it, as libarchive's secure flags do a path through a link, so the entry is
+ * refused, with the reason in `why`). */
+static int write_failed(struct archive *out, const char *dest, const char *name,
+                        struct buf *why)
+{
+	int e = archive_errno(out);
+	if (e == ENOSPC || e == EDQUOT || e == EIO || e == EROFS || e == ENOMEM || e == EMFILE ||
+	    e == ENFILE) {
+		error("cannot write '%s/%s': %s", dest, name, archive_error_string(out));
+		return -1;
+	}
+	buf_printf(why, "the extractor refused '%s' of its data: %s", name,
+	           archive_error_string(out));
+	return 1;
+}
+
 /* Unpack `archive_path` into the directory `dest`: each entry must be an entry of the
  * (signed) manifest `m`, sorted by path, of its type, size and link target, and appear once.
- * Returns 0; 1 if the archive is refused (`why` says why); -1 on a local error. Entry names
+ * Returns 0; 1 if the archive is refused (`why` says why: also when the extractor refuses an
+ * entry the signed manifest lists); -1 on a local error (a full disk). Entry names
  * are taken relative to `dest` (entered for the time being), with libarchive's secure flags:
  * no absolute path, no `..`, nothing through a link. */
 static int unpack(const char *archive_path, const char *dest, const struct cache_manifest *m,
@@ -429,7 +447,7 @@ static int unpack(const char *archive_path, const char *dest, const struct cache
 		}
 		*it_seen = true;
 		if (archive_write_header(out, e) != ARCHIVE_OK) {
-			error("cannot create '%s/%s': %s", dest, name, archive_error_string(out));
+			rc = write_failed(out, dest, name, why);
 			goto back;
 		}
 		const void *block;
@@ -437,7 +455,7 @@ static int unpack(const char *archive_path, const char *dest, const struct cache
 		la_int64_t offset;
 		while ((r = archive_read_data_block(in, &block, &size, &offset)) == ARCHIVE_OK)
 			if (archive_write_data_block(out, block, size, offset) < ARCHIVE_OK) {
-				error("cannot write '%s/%s': %s", dest, name, archive_error_string(out));
+				rc = write_failed(out, dest, name, why);
 				goto back;
 			}
 		if (r != ARCHIVE_EOF) {
@@ -447,7 +465,7 @@ static int unpack(const char *archive_path, const char *dest, const struct cache
 		}
 		/* a warning here is a size or mode that could not be set: not a complete file */
 		if (archive_write_finish_entry(out) != ARCHIVE_OK) {
-			error("cannot write '%s/%s': %s", dest, name, archive_error_string(out));
+			rc = write_failed(out, dest, name, why);
 			goto back;
 		}
 	}
