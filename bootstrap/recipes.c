@@ -18,7 +18,7 @@ void location_error(const struct location *where, const char *fmt, ...)
 	va_start(ap, fmt);
 	fflush(stdout);
 	fprintf(stderr, "%s:%zu:%zu: ", where->path, where->line, where->column);
-	vfprintf(stderr, fmt, ap);
+	vprint_redacted(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
 }

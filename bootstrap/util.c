@@ -34,6 +34,51 @@ void status_clear(void)
 	status_shown = false;
 }
 
+static bool scheme_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '+' || c == '-' || c == '.';
+}
+
+char *url_redact(const char *text)
+{
+	struct buf out = {0};
+	buf_puts(&out, "");
+	const char *p = text;
+	for (const char *sep; (sep = strstr(p, "://"));) {
+		const char *host = sep + 3;
+		/* the authority ends at the path, query, fragment, or where the text stops being
+		 * a URL (space, quote, bracket) */
+		size_t span = strcspn(host, "/?#\"' \t\n<>()[]{}`");
+		const char *at = NULL;
+		for (const char *c = host; c < host + span; c++)
+			if (*c == '@')
+				at = c;
+		if (sep == p || !scheme_char(sep[-1]) || !at) {
+			buf_add(&out, p, (size_t)(host - p));
+			p = host;
+			continue;
+		}
+		const char *colon = memchr(host, ':', (size_t)(at - host));
+		buf_add(&out, p, (size_t)((colon ? colon + 1 : host) - p));
+		buf_puts(&out, "***");
+		p = at;
+	}
+	buf_puts(&out, p);
+	return out.s;
+}
+
+void vprint_redacted(FILE *f, const char *fmt, va_list ap)
+{
+	char *text;
+	if (vasprintf(&text, fmt, ap) < 0)
+		abort();
+	char *shown = url_redact(text);
+	fputs(shown, f);
+	free(shown);
+	free(text);
+}
+
 static void vreport(const char *prefix, const char *fmt, va_list ap)
 {
 	int saved = errno;
@@ -42,7 +87,7 @@ static void vreport(const char *prefix, const char *fmt, va_list ap)
 	status_clear();
 	fflush(stdout);
 	fprintf(stderr, "crossroot: %s", prefix);
-	vfprintf(stderr, fmt, ap);
+	vprint_redacted(stderr, fmt, ap);
 	if (n > 0 && fmt[n - 1] == ':')
 		fprintf(stderr, " %s", strerror(saved));
 	fputc('\n', stderr);
@@ -70,7 +115,7 @@ void info(const char *fmt, ...)
 	va_list ap;
 	status_clear();
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	vprint_redacted(stdout, fmt, ap);
 	va_end(ap);
 	putchar('\n');
 	fflush(stdout);

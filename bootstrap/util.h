@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -26,6 +27,15 @@ void error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Informational line on stdout, flushed (the user follows progress through these). */
 void info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Credentials never reach a message: error(), warn(), info() and the YAML messages
+ * (yamlfile.h, recipes.h) pass their text through url_redact(), so a URL may be printed as it
+ * was given. url_redact returns `text` (allocated) with the user information of every URL in
+ * it hidden: "https://user:secret@host/x" becomes "https://user:***@host/x", and a user name
+ * alone (often a token: "https://TOKEN@host") becomes three stars before the '@'. */
+char *url_redact(const char *text);
+/* fmt and ap formatted, redacted, written to `f` (no newline added). */
+void vprint_redacted(FILE *f, const char *fmt, va_list ap);
 
 /* A status line on a terminal, redrawn in place; info(), warn() and error() erase it first
  * so log lines never mix with it. */
