@@ -80,7 +80,7 @@ static long long parse_size(const char *text)
 
 static int read_config(struct remote_cache *r, char **url, char **mode, char **key_file)
 {
-	char *text = read_file(r->config, NULL);
+	char *text = read_regular_file(r->config, "remote cache configuration", NULL);
 	if (!text)
 		return -1;
 	int rc = 0;

@@ -325,6 +325,39 @@ int remove_tree(const char *path)
 	return 0;
 }
 
+int open_regular(const char *path, const char *what)
+{
+	/* O_NONBLOCK: opening a FIFO with no writer would wait forever */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		error("cannot open %s '%s':", what, path);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		error("%s '%s' is not a regular file (%s)", what, path,
+		      S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISDIR(st.st_mode) ? "a directory" :
+		      S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" :
+		      S_ISSOCK(st.st_mode) ? "a socket" : "another kind of file");
+		close(fd);
+		return -1;
+	}
+	int flags = fcntl(fd, F_GETFL);
+	if (flags >= 0)
+		fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+	return fd;
+}
+
+static char *read_fd(int fd, const char *path, size_t *len);
+
+char *read_regular_file(const char *path, const char *what, size_t *len)
+{
+	int fd = open_regular(path, what);
+	return fd < 0 ? NULL : read_fd(fd, path, len);
+}
+
 char *read_file(const char *path, size_t *len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -332,6 +365,11 @@ char *read_file(const char *path, size_t *len)
 		error("cannot open '%s':", path);
 		return NULL;
 	}
+	return read_fd(fd, path, len);
+}
+
+static char *read_fd(int fd, const char *path, size_t *len)
+{
 	struct buf b = {0};
 	char chunk[65536];
 	for (;;) {

@@ -79,6 +79,12 @@ int mkdir_p(const char *path, mode_t mode);
 int remove_tree(const char *path);                    /* rm -rf; a missing path is fine */
 /* Read a whole file; returns NULL (with error()) on failure. *len may be NULL. */
 char *read_file(const char *path, size_t *len);
+/* A file a user names (a key, a configuration), opened for reading only if it is a regular
+ * file (after links): a FIFO, device or directory is refused at once, naming it as `what`
+ * ("signing key"), never waited on. Returns the descriptor (blocking, CLOEXEC), or -1 after
+ * error(). read_regular_file: its whole text, as read_file. */
+int open_regular(const char *path, const char *what);
+char *read_regular_file(const char *path, const char *what, size_t *len);
 /* Write all of data to fd; a short write is a full disk (ENOSPC). Reports "cannot write
  * 'name': <reason>" and returns -1 on failure. */
 int write_all(int fd, const void *data, size_t len, const char *name);

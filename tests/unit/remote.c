@@ -772,6 +772,32 @@ static void test_plan_pull(void)
 	free(got.why);
 }
 
+static int configure_from(void *arg)
+{
+	struct remote_cache r;
+	(void)arg;
+	int rc = remote_configure(&r, NULL, NULL, NULL, 0);
+	if (rc == 0)
+		remote_release(&r);
+	return rc;
+}
+
+/* A configuration file that is a FIFO is refused at once, never waited on. */
+TEST(remote_config_fifo)
+{
+	char *fifo = xasprintf("%s/remote-config.fifo", scratch);
+	CHECK(mkfifo(fifo, 0600) == 0);
+	setenv("CROSSROOT_REMOTE_CACHE_CONFIG", fifo, 1);
+	int rc;
+	alarm(10);   /* a hang is a failure, not a stuck test run */
+	char *err = capture_stderr(configure_from, NULL, &rc);
+	alarm(0);
+	unsetenv("CROSSROOT_REMOTE_CACHE_CONFIG");
+	CHECK(rc < 0 && err && strstr(err, "remote-config.fifo") && strstr(err, "not a regular file"));
+	free(err);
+	free(fifo);
+}
+
 TEST(remote)
 {
 	remote_test_setup();
