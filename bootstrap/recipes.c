@@ -731,6 +731,11 @@ struct target *recipes_target(struct recipes *r, const char *name)
 		t->description = scalar_copy(&f, root, "description");
 	t->triple = scalar_copy(&f, root, "triple");
 	t->qemu = scalar_copy(&f, root, "qemu");
+	/* it is written into run wrappers and Meson cross files, and run through a shell */
+	if (t->qemu && (!*t->qemu || shell_unsafe_char(t->qemu)))
+		yamlfile_error(&f, yamlfile_get(&f, root, "qemu"),
+		               "qemu must be a program name or path of letters, digits and "
+		               "/._+-,=:@%% (got '%s')", t->qemu);
 	if (yamlfile_get(&f, root, "qemu_cpu")) {
 		t->qemu_cpu = scalar_copy(&f, root, "qemu_cpu");
 		if (t->qemu_cpu && !valid_name(t->qemu_cpu))

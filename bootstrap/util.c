@@ -34,6 +34,15 @@ void status_clear(void)
 	status_shown = false;
 }
 
+char shell_unsafe_char(const char *s)
+{
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')) &&
+		    !strchr("/._+-,=:@%", *s))
+			return *s;
+	return '\0';
+}
+
 static bool scheme_char(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||

@@ -28,6 +28,10 @@ void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Informational line on stdout, flushed (the user follows progress through these). */
 void info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Paths and commands that reach a shell (build steps, run wrappers) are kept to letters,
+ * digits and /._+-,=:@%: the first other character of `s`, or '\0' if there is none. */
+char shell_unsafe_char(const char *s);
+
 /* Credentials never reach a message: error(), warn(), info() and the YAML messages
  * (yamlfile.h, recipes.h) pass their text through url_redact(), so a URL may be printed as it
  * was given. url_redact returns `text` (allocated) with the user information of every URL in
