@@ -97,6 +97,44 @@ static char *entry_magic(const char *name)
 	return magic;
 }
 
+/* The registration line that makes entry `name` again (an 'M' entry, as crossroot writes
+ * them), from what binfmt_misc shows of it; NULL if there is none or it is not one. */
+static char *entry_line(const char *name)
+{
+	char *path = xasprintf("%s/%s", BINFMT_DIR, name);
+	char *text = path_exists(path) ? read_file(path, NULL) : NULL;
+	free(path);
+	const char *interpreter = NULL, *flags = "", *offset = "0", *magic = NULL, *mask = NULL;
+	for (char *line = text, *end; line && *line; line = end ? end + 1 : NULL) {
+		if ((end = strchr(line, '\n')))
+			*end = '\0';
+		if (strncmp(line, "interpreter ", 12) == 0)
+			interpreter = line + 12;
+		else if (strncmp(line, "flags: ", 7) == 0)
+			flags = line + 7;
+		else if (strncmp(line, "offset ", 7) == 0)
+			offset = line + 7;
+		else if (strncmp(line, "magic ", 6) == 0)
+			magic = line + 6;
+		else if (strncmp(line, "mask ", 5) == 0)
+			mask = line + 5;
+	}
+	char *out = NULL;
+	if (interpreter && magic) {
+		struct buf b = {0};
+		buf_printf(&b, ":%s:M:%s:", name, offset);
+		for (const char *h = magic; h[0] && h[1]; h += 2)
+			buf_printf(&b, "\\x%.2s", h);
+		buf_puts(&b, ":");
+		for (const char *h = mask ? mask : ""; h[0] && h[1]; h += 2)
+			buf_printf(&b, "\\x%.2s", h);
+		buf_printf(&b, ":%s:%s", interpreter, flags);
+		out = buf_detach(&b);
+	}
+	free(text);
+	return out;
+}
+
 static int remove_entry(const char *name)
 {
 	char *path = xasprintf("%s/%s", BINFMT_DIR, name);
@@ -170,7 +208,9 @@ int binfmt_register(const struct target *t, const char *sysroot, bool remove)
 	char want[64];
 	for (size_t i = 0; i < sizeof(magic); i++)
 		snprintf(want + 2 * i, 3, "%02x", magic[i]);
-	struct strlist names = {0};
+	/* Removed entries are kept as registration lines: if the new one is refused, they are
+	 * registered again, so a failure leaves what was there. */
+	struct strlist names = {0}, removed = {0}, removed_lines = {0};
 	list_dir(BINFMT_DIR, &names);
 	for (size_t i = 0; i < names.n && rc == 0; i++) {
 		if (strncmp(names.v[i], "crossroot-", 10) != 0)
@@ -179,18 +219,35 @@ int binfmt_register(const struct target *t, const char *sysroot, bool remove)
 		bool same = other && strcmp(other, want) == 0;
 		free(other);
 		if (same || strcmp(names.v[i], name) == 0) {
-			if (strcmp(names.v[i], name) != 0)
-				info("binfmt: %s replaces %s (same machine)", name, names.v[i]);
+			char *again = entry_line(names.v[i]);
 			rc = remove_entry(names.v[i]);
+			if (rc == 0 && again) {
+				strlist_add(&removed, names.v[i]);
+				strlist_add(&removed_lines, again);
+			}
+			free(again);
 		}
 	}
 	strlist_release(&names);
 	char *reg = xasprintf("%s/register", BINFMT_DIR);
 	if (rc == 0)
 		rc = write_proc(reg, line.s);
-	if (rc == 0)
+	if (rc == 0) {
+		for (size_t i = 0; i < removed.n; i++)
+			if (strcmp(removed.v[i], name) != 0)
+				info("binfmt: %s replaces %s (same machine)", name, removed.v[i]);
 		info("binfmt: %s programs now run through %s (crossroot binfmt --remove %s undoes it)",
 		     t->cpu_family, runner, t->name);
+	}
+	for (size_t i = 0; rc < 0 && i < removed.n; i++) {
+		if (write_proc(reg, removed_lines.v[i]) == 0)
+			warn("binfmt: %s was registered again as it was", removed.v[i]);
+		else
+			warn("binfmt: %s could not be registered again (its line: %s)", removed.v[i],
+			     removed_lines.v[i]);
+	}
+	strlist_release(&removed);
+	strlist_release(&removed_lines);
 	free(reg);
 	buf_release(&line);
 	free(runner);

@@ -4,7 +4,10 @@
  * the ELF header of the target's machine, class and byte order (from its cpu_family and
  * endian) and runs <sysroot>/bin/TARGET-run PROGRAM ARGS. Registering replaces other
  * crossroot entries for the same machine; a target the host runs natively is refused (its
- * entry would catch every host program). `--remove` unregisters. Root only. */
+ * entry would catch every host program). binfmt_misc cannot replace an entry in one step: the
+ * entries replaced are read back first, and if the kernel refuses the new one they are
+ * registered again as they were, so a failed registration leaves the previous one in place.
+ * `--remove` unregisters. Root only. */
 #ifndef CROSSROOT_BINFMT_H
 #define CROSSROOT_BINFMT_H
 

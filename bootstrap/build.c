@@ -431,7 +431,7 @@ static pid_t start_stage(struct run *r, struct node *n)
 	char *cmake = stage_path(n, "toolchain.cmake");
 	if (rc == 0)
 		rc = fill_private_dirs(p, n, sysroot, tools);
-	if (rc == 0)
+	if (rc == 0 && !n->stage->has_machine)   /* it names the target: not for shared stages */
 		rc = toolchain_write_cmake_file(cmake, n->target, &n->vars);
 	free(sysroot);
 	free(tools);

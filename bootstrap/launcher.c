@@ -139,6 +139,17 @@ int launcher_init(struct launcher *l, const char *spec)
 		      use_ccache && !ccache ? "ccache" : "distcc");
 		rc = -1;
 	}
+	/* the launcher's path becomes part of ${cc}, which build steps run through a shell */
+	for (int i = 0; i < 2 && rc == 0; i++) {
+		const char *found = i == 0 ? ccache : distcc;
+		char bad = found ? shell_unsafe_char(found) : '\0';
+		if (bad) {
+			error("the compiler launcher '%s' found in PATH holds '%c', which build steps "
+			      "cannot take safely; put it in a directory of letters, digits and "
+			      "/._+-,=:@%%", found, bad);
+			rc = -1;
+		}
+	}
 	if (rc == 0 && use_ccache)
 		rc = ccache_env(l, ccache);
 	if (rc == 0 && use_distcc)

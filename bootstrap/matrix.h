@@ -11,7 +11,9 @@
  *   github  one line, {"include": [{"target": ..., "inputs": ...}]}: a strategy.matrix through
  *           fromJSON() (docs/ci/github-workflow.yml)
  *   gitlab  a child pipeline: one job per target extending `.crossroot-target`, which the
- *           parent pipeline's template defines (docs/ci/gitlab-ci.yml) */
+ *           parent pipeline's template defines (docs/ci/gitlab-ci.yml); every name and value
+ *           is a double-quoted scalar (a target `yes` or `1e3` stays a string), and a target
+ *           named as a keyword of .gitlab-ci.yml (include, variables...) is an error */
 #ifndef CROSSROOT_MATRIX_H
 #define CROSSROOT_MATRIX_H
 

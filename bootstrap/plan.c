@@ -391,6 +391,41 @@ static void target_hash(const struct target *t, const struct stage *s, char *hex
 	digest_final(&d, hex);
 }
 
+/* A stage keyed by its machine (`machine:`) is shared by every target with those facts, so
+ * nothing its steps can see may carry the target's name: not ${sysroot}, ${build} or
+ * ${destdir}, not $PWD. Its directory is named by the facts it lists instead:
+ * build/machine/<stage>-<16 hex of them>. Two nodes of the plan get the same directory only
+ * if their dependencies are the same nodes too (then their keys are the same, and build.c runs
+ * one and gives the other its result); otherwise the later one takes a counted suffix. */
+static void machine_base(struct plan *p, struct node *n, size_t index)
+{
+	char hex[DIGEST_HEX_LEN + 1];
+	target_hash(n->target, n->stage, hex);
+	char *base = NULL;
+	for (int count = 1; !base; count++) {
+		base = count == 1 ? xasprintf("%s/build/machine/%s-%.16s", p->dirs.work,
+		                              n->stage->name, hex)
+		                  : xasprintf("%s/build/machine/%s-%.16s-%d", p->dirs.work,
+		                              n->stage->name, hex, count);
+		for (size_t i = 0; i < index && base; i++) {
+			const struct node *o = p->nodes[i];
+			if (o->kind != NODE_STAGE || strcmp(o->base, base) != 0)
+				continue;
+			bool same = o->stage == n->stage && o->n_stage_deps == n->n_stage_deps;
+			for (size_t d = 0; same && d < n->n_stage_deps; d++)
+				same = o->stage_deps[d] == n->stage_deps[d];
+			for (size_t t = 0; same && t < n->stage->sources.n; t++)   /* parallel to sources */
+				same = o->trees[t] == n->trees[t];
+			if (!same) {
+				free(base);
+				base = NULL;
+			}
+		}
+	}
+	free(n->base);
+	n->base = base;
+}
+
 /* The key lines a stage has on its own (its dependencies' lines come later). */
 static void own_inputs(const struct plan *p, struct node *n)
 {
@@ -686,6 +721,8 @@ int plan_create(struct plan *p, const struct dirs *dirs, const struct host_llvm 
 		struct node *n = p->nodes[i];
 		if (n->kind != NODE_STAGE)
 			continue;
+		if (n->stage->has_machine)
+			machine_base(p, n, i);
 		stage_provided(n);
 		stage_vars(p, n);
 		for (size_t s = 0; s < n->stage->n_steps; s++) {

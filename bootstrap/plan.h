@@ -81,7 +81,9 @@ struct node {
 	struct strlist provided;    /* tools its compilers come from (toolchain.h); empty: host */
 	char *why;                  /* plan: why it must (or may) be built, or NULL */
 	struct strlist vars;        /* name, value pairs for ${...} */
-	char *base;                 /* work/build/<target>/<stage>: its private scratch */
+	char *base;                 /* work/build/<target>/<stage>: its private scratch; for a
+	                               machine-keyed stage work/build/machine/<stage>-<hex>,
+	                               with no target name in it (plan.c's machine_base) */
 };
 
 struct plan {

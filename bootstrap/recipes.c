@@ -18,7 +18,7 @@ void location_error(const struct location *where, const char *fmt, ...)
 	va_start(ap, fmt);
 	fflush(stdout);
 	fprintf(stderr, "%s:%zu:%zu: ", where->path, where->line, where->column);
-	vfprintf(stderr, fmt, ap);
+	vprint_redacted(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
 }
@@ -742,6 +742,11 @@ struct target *recipes_target(struct recipes *r, const char *name)
 		t->description = scalar_copy(&f, root, "description");
 	t->triple = scalar_copy(&f, root, "triple");
 	t->qemu = scalar_copy(&f, root, "qemu");
+	/* it is written into run wrappers and Meson cross files, and run through a shell */
+	if (t->qemu && (!*t->qemu || shell_unsafe_char(t->qemu)))
+		yamlfile_error(&f, yamlfile_get(&f, root, "qemu"),
+		               "qemu must be a program name or path of letters, digits and "
+		               "/._+-,=:@%% (got '%s')", t->qemu);
 	if (yamlfile_get(&f, root, "qemu_cpu")) {
 		t->qemu_cpu = scalar_copy(&f, root, "qemu_cpu");
 		if (t->qemu_cpu && !valid_name(t->qemu_cpu))

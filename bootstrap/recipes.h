@@ -110,7 +110,8 @@ struct target {
 	char *path;
 	char *description;
 	char *triple;               /* what clang gets as --target */
-	char *qemu;                 /* qemu-user binary that runs the target's programs */
+	char *qemu;                 /* qemu-user binary that runs the target's programs: letters,
+	                               digits and /._+-,=:@% only (run wrappers run it by a shell) */
 	char *qemu_cpu;             /* the CPU model it emulates (-cpu), or NULL: qemu's default
 	                               ("max", every feature qemu has) */
 	struct strlist cflags;      /* code generation flags: always used, also by the wrappers */

@@ -7,6 +7,7 @@
 #include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,9 +59,29 @@ static char *config_file_path(const char *config, const char *value)
 	return slash ? xasprintf("%.*s/%s", (int)(slash - config), config, value) : xstrdup(value);
 }
 
+/* "4G", "512M", "1000": a size in bytes (suffixes are powers of 1024), or -1. */
+static long long parse_size(const char *text)
+{
+	char *end;
+	errno = 0;
+	long long n = strtoll(text, &end, 10);
+	if (errno || end == text || n <= 0 || !(*text >= '0' && *text <= '9'))
+		return -1;
+	const char *units = "KMGT";
+	const char *unit = *end ? strchr(units, *end) : NULL;
+	if (*end && (!unit || end[1]))
+		return -1;
+	for (const char *u = units; unit && u <= unit; u++) {
+		if (n > LLONG_MAX / 1024)
+			return -1;
+		n *= 1024;
+	}
+	return n;
+}
+
 static int read_config(struct remote_cache *r, char **url, char **mode, char **key_file)
 {
-	char *text = read_file(r->config, NULL);
+	char *text = read_regular_file(r->config, "remote cache configuration", NULL);
 	if (!text)
 		return -1;
 	int rc = 0;
@@ -90,6 +111,24 @@ static int read_config(struct remote_cache *r, char **url, char **mode, char **k
 		} else if (slot) {
 			free(*slot);
 			*slot = slot == key_file ? config_file_path(r->config, value) : xstrdup(value);
+		} else if (strcmp(name, "timeout") == 0) {
+			char *end;
+			errno = 0;
+			long seconds = strtol(value, &end, 10);
+			if (errno || *end || end == value || seconds <= 0 || value[0] == '+') {
+				error("%s:%zu: timeout is a number of seconds above 0, not '%s'", r->config,
+				      line_no, value);
+				rc = -1;
+			} else
+				r->timeout_seconds = seconds;
+		} else if (strcmp(name, "max-entry-size") == 0) {
+			long long size = parse_size(value);
+			if (size < 0) {
+				error("%s:%zu: max-entry-size is a size in bytes above 0, with K, M, G or T "
+				      "for powers of 1024 (4G), not '%s'", r->config, line_no, value);
+				rc = -1;
+			} else
+				r->max_entry_size = size;
 		} else if (strcmp(name, "trusted-key") == 0) {
 			if (!sign_public_valid(value)) {
 				error("%s:%zu: '%s' is not a public key ('ed25519:' and 64 hex digits, as "
@@ -98,7 +137,8 @@ static int read_config(struct remote_cache *r, char **url, char **mode, char **k
 			} else if (!strlist_has(&r->trusted, value))
 				strlist_add(&r->trusted, value);
 		} else {
-			error("%s:%zu: unknown name '%s' (names: url, mode, signing-key, trusted-key)",
+			error("%s:%zu: unknown name '%s' (names: url, mode, signing-key, trusted-key, "
+			      "timeout, max-entry-size)",
 			      r->config, line_no, name);
 			rc = -1;
 		}
@@ -281,9 +321,27 @@ static int pack(const char *files, const struct cache_manifest *m, const char *o
 	return tar ? tree_tar_close(tar, rc == 0) : -1;
 }
 
+/* The extractor failed to write an entry: our disk's fault (-1, said), or the entry's (1: the
+ * extractor refused it, as libarchive's secure flags do a path through a link, so the entry is
+ * refused, with the reason in `why`). */
+static int write_failed(struct archive *out, const char *dest, const char *name,
+                        struct buf *why)
+{
+	int e = archive_errno(out);
+	if (e == ENOSPC || e == EDQUOT || e == EIO || e == EROFS || e == ENOMEM || e == EMFILE ||
+	    e == ENFILE) {
+		error("cannot write '%s/%s': %s", dest, name, archive_error_string(out));
+		return -1;
+	}
+	buf_printf(why, "the extractor refused '%s' of its data: %s", name,
+	           archive_error_string(out));
+	return 1;
+}
+
 /* Unpack `archive_path` into the directory `dest`: each entry must be an entry of the
  * (signed) manifest `m`, sorted by path, of its type, size and link target, and appear once.
- * Returns 0; 1 if the archive is refused (`why` says why); -1 on a local error. Entry names
+ * Returns 0; 1 if the archive is refused (`why` says why: also when the extractor refuses an
+ * entry the signed manifest lists); -1 on a local error (a full disk). Entry names
  * are taken relative to `dest` (entered for the time being), with libarchive's secure flags:
  * no absolute path, no `..`, nothing through a link. */
 static int unpack(const char *archive_path, const char *dest, const struct cache_manifest *m,
@@ -347,7 +405,7 @@ static int unpack(const char *archive_path, const char *dest, const struct cache
 		}
 		*it_seen = true;
 		if (archive_write_header(out, e) != ARCHIVE_OK) {
-			error("cannot create '%s/%s': %s", dest, name, archive_error_string(out));
+			rc = write_failed(out, dest, name, why);
 			goto back;
 		}
 		const void *block;
@@ -355,7 +413,7 @@ static int unpack(const char *archive_path, const char *dest, const struct cache
 		la_int64_t offset;
 		while ((r = archive_read_data_block(in, &block, &size, &offset)) == ARCHIVE_OK)
 			if (archive_write_data_block(out, block, size, offset) < ARCHIVE_OK) {
-				error("cannot write '%s/%s': %s", dest, name, archive_error_string(out));
+				rc = write_failed(out, dest, name, why);
 				goto back;
 			}
 		if (r != ARCHIVE_EOF) {
@@ -365,7 +423,7 @@ static int unpack(const char *archive_path, const char *dest, const struct cache
 		}
 		/* a warning here is a size or mode that could not be set: not a complete file */
 		if (archive_write_finish_entry(out) != ARCHIVE_OK) {
-			error("cannot write '%s/%s': %s", dest, name, archive_error_string(out));
+			rc = write_failed(out, dest, name, why);
 			goto back;
 		}
 	}
@@ -421,6 +479,21 @@ static bool parse_signature_file(const char *text, struct signature_file *s)
 	       s->data_size >= 0 && strlen(s->signature) == SIGN_SIGNATURE_LEN;
 }
 
+static long timeout_of(const struct remote_cache *r)
+{
+	return r->timeout_seconds > 0 ? r->timeout_seconds : REMOTE_DEFAULT_TIMEOUT;
+}
+
+static long long max_entry_size_of(const struct remote_cache *r)
+{
+	return r->max_entry_size > 0 ? r->max_entry_size : REMOTE_DEFAULT_MAX_ENTRY_SIZE;
+}
+
+static const char *config_name(const struct remote_cache *r)
+{
+	return r->config ? r->config : "~/.config/crossroot/remote-cache";
+}
+
 /* The request `what` for `name` failed (`o`, `why`): a warning naming its URL, and a server
  * that cannot be reached is not asked again in this run. */
 static void request_failed(struct remote_cache *r, const char *name, const char *what,
@@ -430,7 +503,14 @@ static void request_failed(struct remote_cache *r, const char *name, const char 
 	if (interrupted)
 		return;   /* the run stops; it says so itself */
 	char *entry = xasprintf("%s/%s", r->url, name);
-	if (o == REMOTE_UNREACHABLE) {
+	double deadline = r->transport->deadline;
+	if (pulling && deadline > 0 && now_seconds() >= deadline - 0.01) {
+		/* a server this slow would hold every stage as long: not asked again */
+		r->unreachable = true;
+		warn("remote cache entry %s: not pulled within the remote cache's timeout of %ld "
+		     "seconds (%s; 'timeout' in %s); building %s here, and not asking the remote cache "
+		     "again in this run", entry, timeout_of(r), what, config_name(r), label);
+	} else if (o == REMOTE_UNREACHABLE) {
 		r->unreachable = true;
 		if (pulling)
 			warn("remote cache %s cannot be reached (%s of entry %s: %s); building %s here, "
@@ -462,7 +542,9 @@ static int fetch_signed(struct pull *pl)
 {
 	struct remote_cache *r = pl->r;
 	struct sink sig = {.fd = -1, .limit = MAX_SIG_BYTES};
-	struct sink manifest = {.fd = -1, .limit = MAX_MANIFEST_BYTES};
+	long long max = max_entry_size_of(r);
+	struct sink manifest = {.fd = -1, .limit = max < MAX_MANIFEST_BYTES ? max
+	                                                                      : MAX_MANIFEST_BYTES};
 	char why[REMOTE_WHY_SIZE], id[DIGEST_HEX_LEN + 1];
 	char *sig_name = xasprintf("%s.sig", pl->key), *manifest_name = NULL, *message = NULL;
 	char *malformed = NULL;
@@ -485,16 +567,22 @@ static int fetch_signed(struct pull *pl)
 	}
 	if (!strlist_has(&r->trusted, s->public_key)) {
 		buf_printf(&pl->refused, "it is signed by %s, which is not a trusted key (trusted-key "
-		           "in %s)", s->public_key, r->config ? r->config
-		                                              : "~/.config/crossroot/remote-cache");
+		           "in %s)", s->public_key, config_name(r));
+		goto out;
+	}
+	if (s->data_size > max) {
+		buf_printf(&pl->refused, "its data is %lld bytes, more than the remote cache's "
+		           "max-entry-size of %lld bytes ('max-entry-size' in %s)", s->data_size, max,
+		           config_name(r));
 		goto out;
 	}
 	manifest_name = xasprintf("%s.manifest", pl->key);
 	o = get(r, manifest_name, &manifest, why);
 	if (o != REMOTE_OK) {
 		if (manifest.too_large)
-			buf_printf(&pl->refused, "its manifest is larger than %lld bytes",
-			           MAX_MANIFEST_BYTES);
+			buf_printf(&pl->refused, "its manifest is larger than %lld bytes%s",
+			           manifest.limit, manifest.limit < MAX_MANIFEST_BYTES
+			           ? " (the remote cache's max-entry-size)" : "");
 		else
 			request_failed(r, pl->key, "GET .manifest", o, why, pl->label, true);
 		goto out;
@@ -583,6 +671,7 @@ int remote_pull(struct remote_cache *r, const char *stage_cache, const char *key
 	char *difference = NULL;
 	int rc = 0;
 	double started = now_seconds();
+	r->transport->deadline = started + (double)timeout_of(r);
 	if (fetch_signed(&pl) <= 0)
 		goto out;
 	rc = -1;
@@ -607,6 +696,7 @@ int remote_pull(struct remote_cache *r, const char *stage_cache, const char *key
 		     format_duration(now_seconds() - started, took), pl.sig.public_key);
 	}
 out:
+	r->transport->deadline = 0;
 	if (pl.refused.len)
 		warn("remote cache entry %s/%s refused: %s; building %s here", r->url, key,
 		     pl.refused.s, label);

@@ -46,7 +46,18 @@
  *   signing-key = FILE                         private key for pushes (read-write needs it);
  *                                              relative to the file's directory; ~/ is $HOME
  *   trusted-key = ed25519:<hex>                repeatable; the signing key's own public half
- *                                              is trusted too */
+ *                                              is trusted too
+ *   timeout = SECONDS                          default 600: one entry's pull (signature,
+ *                                              manifest and data together) that has not ended
+ *                                              by then is abandoned (a miss, warned, naming the
+ *                                              entry and the limit), and, as a server too slow
+ *                                              to use, the remote cache is not asked again in
+ *                                              this run; a server dripping bytes never holds a
+ *                                              build longer than this
+ *   max-entry-size = SIZE                      default 4G: bytes, or with a K, M, G or T suffix
+ *                                              (powers of 1024); an entry whose signed data (or
+ *                                              manifest) is larger is refused before its data
+ *                                              is asked for (a miss, warned with the limit) */
 #ifndef CROSSROOT_REMOTE_H
 #define CROSSROOT_REMOTE_H
 
@@ -91,10 +102,17 @@ struct remote_transport_ops {
 	enum remote_outcome (*delete)(struct remote_transport *t, const char *name, char *why);
 	void (*free)(struct remote_transport *t);
 };
-/* Implementations put this first in their own struct. */
+/* Implementations put this first in their own struct. `deadline` (now_seconds(), util.h) is
+ * set by remote.c while an entry is pulled, 0 otherwise: a request still running then is
+ * ended (REMOTE_UNREACHABLE); a transport that cannot keep it must at least not wait past it
+ * for a request to start. */
 struct remote_transport {
 	const struct remote_transport_ops *ops;
+	double deadline;
 };
+
+enum { REMOTE_DEFAULT_TIMEOUT = 600 };
+#define REMOTE_DEFAULT_MAX_ENTRY_SIZE (4LL << 30)
 
 struct remote_cache {
 	char *url;                  /* base URL, no trailing '/'; NULL: no remote cache */
@@ -104,6 +122,8 @@ struct remote_cache {
 	char *config;               /* the configuration file read, or NULL (for messages) */
 	char *key_file;             /* the signing key's file, or NULL (steps must not read it) */
 	bool unreachable;           /* the server failed this run: not asked again */
+	long timeout_seconds;       /* one entry's pull; 0: REMOTE_DEFAULT_TIMEOUT */
+	long long max_entry_size;   /* bytes; 0: REMOTE_DEFAULT_MAX_ENTRY_SIZE */
 	struct remote_transport *transport;   /* for `url`; remote_release() frees it */
 };
 

@@ -37,6 +37,11 @@ static CURL *request(struct http *h, const char *name)
 	/* a cache that does not answer soon is skipped: 10 s to connect */
 	fetch_curl_defaults(c, url, h->errbuf, "http,https", 10L, h->stall_seconds, h->ca_bundle);
 	free(url);   /* libcurl keeps its own copy */
+	if (h->base.deadline > 0) {
+		/* what is left of the entry's deadline (remote.h), never 0: libcurl's "no limit" */
+		double left = (h->base.deadline - now_seconds()) * 1000.0;
+		curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, left < 1.0 ? 1L : (long)left + 1L);
+	}
 	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
 	return c;

@@ -122,14 +122,23 @@ int sign_generate(const char *path, char public_key[SIGN_PUBLIC_LEN + 1])
 	return rc;
 }
 
+/* OpenSSL's pass phrase callback: records that one was needed, and gives none. */
+static int no_passphrase(char *buf, int size, int rwflag, void *arg)
+{
+	(void)buf, (void)size, (void)rwflag;
+	*(bool *)arg = true;
+	return -1;
+}
+
 struct sign_key *sign_load(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open_regular(path, "signing key");
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0) {
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0) {
 		error("cannot open signing key '%s':", path);
-		if (fd >= 0)
-			close(fd);
+		close(fd);
 		return NULL;
 	}
 	if (st.st_mode & 077) {
@@ -144,8 +153,16 @@ struct sign_key *sign_load(const char *path)
 		close(fd);
 		return NULL;
 	}
-	EVP_PKEY *pkey = PEM_read_PrivateKey(f, NULL, NULL, NULL);
+	/* never prompt for a pass phrase: an encrypted key is an error */
+	bool encrypted = false;
+	EVP_PKEY *pkey = PEM_read_PrivateKey(f, NULL, no_passphrase, &encrypted);
 	fclose(f);
+	if (!pkey && encrypted) {
+		error("signing key '%s' is encrypted (it has a pass phrase), and crossroot never asks "
+		      "for one: decrypt it ('openssl pkey -in KEY -out NEW', then chmod 600 NEW) or make "
+		      "one with 'crossroot key generate'", path);
+		return NULL;
+	}
 	if (!pkey) {
 		error("'%s' is not a PEM private key: %s", path, openssl_reason());
 		return NULL;

@@ -34,6 +34,60 @@ void status_clear(void)
 	status_shown = false;
 }
 
+char shell_unsafe_char(const char *s)
+{
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')) &&
+		    !strchr("/._+-,=:@%", *s))
+			return *s;
+	return '\0';
+}
+
+static bool scheme_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '+' || c == '-' || c == '.';
+}
+
+char *url_redact(const char *text)
+{
+	struct buf out = {0};
+	buf_puts(&out, "");
+	const char *p = text;
+	for (const char *sep; (sep = strstr(p, "://"));) {
+		const char *host = sep + 3;
+		/* the authority ends at the path, query, fragment, or where the text stops being
+		 * a URL (space, quote, bracket) */
+		size_t span = strcspn(host, "/?#\"' \t\n<>()[]{}`");
+		const char *at = NULL;
+		for (const char *c = host; c < host + span; c++)
+			if (*c == '@')
+				at = c;
+		if (sep == p || !scheme_char(sep[-1]) || !at) {
+			buf_add(&out, p, (size_t)(host - p));
+			p = host;
+			continue;
+		}
+		const char *colon = memchr(host, ':', (size_t)(at - host));
+		buf_add(&out, p, (size_t)((colon ? colon + 1 : host) - p));
+		buf_puts(&out, "***");
+		p = at;
+	}
+	buf_puts(&out, p);
+	return out.s;
+}
+
+void vprint_redacted(FILE *f, const char *fmt, va_list ap)
+{
+	char *text;
+	if (vasprintf(&text, fmt, ap) < 0)
+		abort();
+	char *shown = url_redact(text);
+	fputs(shown, f);
+	free(shown);
+	free(text);
+}
+
 static void vreport(const char *prefix, const char *fmt, va_list ap)
 {
 	int saved = errno;
@@ -42,7 +96,7 @@ static void vreport(const char *prefix, const char *fmt, va_list ap)
 	status_clear();
 	fflush(stdout);
 	fprintf(stderr, "crossroot: %s", prefix);
-	vfprintf(stderr, fmt, ap);
+	vprint_redacted(stderr, fmt, ap);
 	if (n > 0 && fmt[n - 1] == ':')
 		fprintf(stderr, " %s", strerror(saved));
 	fputc('\n', stderr);
@@ -70,7 +124,7 @@ void info(const char *fmt, ...)
 	va_list ap;
 	status_clear();
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	vprint_redacted(stdout, fmt, ap);
 	va_end(ap);
 	putchar('\n');
 	fflush(stdout);
@@ -280,6 +334,39 @@ int remove_tree(const char *path)
 	return 0;
 }
 
+int open_regular(const char *path, const char *what)
+{
+	/* O_NONBLOCK: opening a FIFO with no writer would wait forever */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		error("cannot open %s '%s':", what, path);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		error("%s '%s' is not a regular file (%s)", what, path,
+		      S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISDIR(st.st_mode) ? "a directory" :
+		      S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" :
+		      S_ISSOCK(st.st_mode) ? "a socket" : "another kind of file");
+		close(fd);
+		return -1;
+	}
+	int flags = fcntl(fd, F_GETFL);
+	if (flags >= 0)
+		fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+	return fd;
+}
+
+static char *read_fd(int fd, const char *path, size_t *len);
+
+char *read_regular_file(const char *path, const char *what, size_t *len)
+{
+	int fd = open_regular(path, what);
+	return fd < 0 ? NULL : read_fd(fd, path, len);
+}
+
 char *read_file(const char *path, size_t *len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -287,6 +374,11 @@ char *read_file(const char *path, size_t *len)
 		error("cannot open '%s':", path);
 		return NULL;
 	}
+	return read_fd(fd, path, len);
+}
+
+static char *read_fd(int fd, const char *path, size_t *len)
+{
 	struct buf b = {0};
 	char chunk[65536];
 	for (;;) {

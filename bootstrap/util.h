@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -26,6 +27,19 @@ void error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Informational line on stdout, flushed (the user follows progress through these). */
 void info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Paths and commands that reach a shell (build steps, run wrappers) are kept to letters,
+ * digits and /._+-,=:@%: the first other character of `s`, or '\0' if there is none. */
+char shell_unsafe_char(const char *s);
+
+/* Credentials never reach a message: error(), warn(), info() and the YAML messages
+ * (yamlfile.h, recipes.h) pass their text through url_redact(), so a URL may be printed as it
+ * was given. url_redact returns `text` (allocated) with the user information of every URL in
+ * it hidden: "https://user:secret@host/x" becomes "https://user:***@host/x", and a user name
+ * alone (often a token: "https://TOKEN@host") becomes three stars before the '@'. */
+char *url_redact(const char *text);
+/* fmt and ap formatted, redacted, written to `f` (no newline added). */
+void vprint_redacted(FILE *f, const char *fmt, va_list ap);
 
 /* A status line on a terminal, redrawn in place; info(), warn() and error() erase it first
  * so log lines never mix with it. */
@@ -69,6 +83,12 @@ int mkdir_p(const char *path, mode_t mode);
 int remove_tree(const char *path);                    /* rm -rf; a missing path is fine */
 /* Read a whole file; returns NULL (with error()) on failure. *len may be NULL. */
 char *read_file(const char *path, size_t *len);
+/* A file a user names (a key, a configuration), opened for reading only if it is a regular
+ * file (after links): a FIFO, device or directory is refused at once, naming it as `what`
+ * ("signing key"), never waited on. Returns the descriptor (blocking, CLOEXEC), or -1 after
+ * error(). read_regular_file: its whole text, as read_file. */
+int open_regular(const char *path, const char *what);
+char *read_regular_file(const char *path, const char *what, size_t *len);
 /* Write all of data to fd; a short write is a full disk (ENOSPC). Reports "cannot write
  * 'name': <reason>" and returns -1 on failure. */
 int write_all(int fd, const void *data, size_t len, const char *name);

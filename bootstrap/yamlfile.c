@@ -33,9 +33,17 @@ static void quote_line(const char *text, size_t line, size_t column)
 	}
 	if (n > WIDTH)
 		n = WIDTH;
-	fprintf(stderr, "  %.*s\n  ", (int)n, p);
-	for (size_t c = 1; c < column && c <= n; c++)
-		fputc(p[c - 1] == '\t' ? '\t' : ' ', stderr);
+	/* redacted (util.h), the caret moved by what the redaction changed before it */
+	char *shown = xstrndup(p, n);
+	char *before = xstrndup(p, column - 1 < n ? column - 1 : n);
+	char *shown_line = url_redact(shown), *shown_before = url_redact(before);
+	fprintf(stderr, "  %s\n  ", shown_line);
+	for (size_t c = 0; shown_before[c]; c++)
+		fputc(shown_before[c] == '\t' ? '\t' : ' ', stderr);
+	free(shown);
+	free(before);
+	free(shown_line);
+	free(shown_before);
 	fputs("^\n", stderr);
 }
 
@@ -46,7 +54,7 @@ static void report_at(struct yamlfile *f, size_t line, size_t column, const char
 		fprintf(stderr, "%s:%zu:%zu: ", f->path, line, column);
 	else
 		fprintf(stderr, "%s: ", f->path);
-	vfprintf(stderr, fmt, ap);
+	vprint_redacted(stderr, fmt, ap);
 	fputc('\n', stderr);
 	if (line && f->text)
 		quote_line(f->text, line, column);

@@ -53,6 +53,20 @@ assert "only one entry" test ! -e "$B/crossroot-toy" -a -e "$B/crossroot-toy2"
 run "$T/envprint" via-toy2
 check "and runs it" 0 via-toy2
 
+# a registration the kernel refuses (a run wrapper path past binfmt_misc's 1920-byte line)
+# leaves the entry it would have replaced in place
+LONG=$T/$(printf 'l%.0s' $(seq 250))/$(printf 'o%.0s' $(seq 250))/$(printf 'n%.0s' $(seq 250))
+LONG=$LONG/$(printf 'g%.0s' $(seq 250))/$(printf 'p%.0s' $(seq 250))/$(printf 'a%.0s' $(seq 250))
+LONG=$LONG/$(printf 't%.0s' $(seq 250))/$(printf 'h%.0s' $(seq 200))
+mkdir -p "$LONG/toy/bin"
+cp "$S/bin/toy-run" "$LONG/toy/bin/toy-run"
+run $CROSSROOT -C "$P" --work "$T/work" --out "$LONG" binfmt toy
+check "a refused registration is an error" 1
+assert "  (and the entry it would have replaced is still registered, as it was)" \
+	grep -qx "interpreter $T/sysroots/toy2/bin/toy2-run" "$B/crossroot-toy2"
+run "$T/envprint" still-toy2
+check "  (and still runs programs)" 0 still-toy2
+
 run $C binfmt --remove toy2
 check "remove" 0 "binfmt: removed crossroot-toy2"
 assert "the entry is gone" test ! -e "$B/crossroot-toy2"

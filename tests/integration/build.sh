@@ -203,6 +203,21 @@ check "machine: three targets build" 0 "sysroot h1" "sysroot h2" "sysroot h3"
 assert "machine: the two arm64 targets share one build ($(grep -c '^build   hdrs' $T/out) builds for 3 targets)" \
 	test "$(grep -c '^build   hdrs' "$T/out")" = 2
 assert "machine: each sysroot has its arch's headers" sh -c "grep -qx 'arch arm64' $T/sysroots/h2/usr/include/arch.h && grep -qx 'arch riscv' $T/sysroots/h3/usr/include/arch.h"
+# a machine-keyed stage's steps cannot learn the target's name from any path they see
+cat >"$P/stages/leaky.yaml" <<'EOT'
+name: leaky
+machine: [linux_arch]
+steps:
+  - mkdir -p ${destdir}/usr && echo "${sysroot} ${build} ${destdir} ${tools} $PWD $(pwd)" > ${destdir}/usr/leak
+  - cat ../toolchain.cmake >> ${destdir}/usr/leak 2>/dev/null || true; ls .. ../.. >> ${destdir}/usr/leak
+EOT
+printf 'triple: aarch64-unknown-linux-musl\nqemu: q\nlinux_arch: arm64\nstages: [leaky]\n' >"$P/targets/alphatgt.yaml"
+printf 'triple: aarch64-unknown-linux-gnu\nqemu: q\nlinux_arch: arm64\nstages: [leaky]\n' >"$P/targets/betatgt.yaml"
+run $C build alphatgt betatgt
+check "machine: a stage that writes its paths builds" 0 "sysroot alphatgt" "sysroot betatgt"
+assert "machine: it is built once for both targets" test "$(grep -c '^build   leaky' "$T/out")" = 1
+assert "machine: no path its steps see names the target" \
+	sh -c "test -s $T/sysroots/betatgt/usr/leak && ! grep -q -e alphatgt -e betatgt $T/sysroots/betatgt/usr/leak"
 printf 'name: badmachine\nmachine: [linux_arch]\nsteps:\n  - echo ${linux_arch}\n  - echo ${triple}\n' >"$P/stages/badmachine.yaml"
 printf 'triple: aarch64-unknown-linux-musl\nqemu: q\nlinux_arch: arm64\nstages: [badmachine]\n' >"$P/targets/bm.yaml"
 run $C plan bm

@@ -127,4 +127,21 @@ printf 'triple: aarch64-unknown-linux-gnu\nqemu: q\nstages: [second]\nsubstitute
 run $C plan subst
 check "a substitute that does not exist" 2 "nosuch" "$P/targets/subst.yaml:4:13"
 
+# a qemu value a shell would interpret: refused where it is written, before any wrapper is
+printf 'triple: aarch64-unknown-linux-musl\nqemu: "qemu-aarch64-static; touch %s/pwned"\nstages: [second]\n' "$T" >"$P/targets/hostileqemu.yaml"
+run $C build hostileqemu
+check "a qemu value with shell syntax names file:line:column" 2 "$P/targets/hostileqemu.yaml:2:7:" "qemu"
+assert "  (nothing ran it)" test ! -e "$T/pwned"
+printf 'triple: aarch64-unknown-linux-musl\nqemu: $(touch %s/pwned)\nstages: [second]\n' "$T" >"$P/targets/hostileqemu.yaml"
+run $C plan hostileqemu
+check "  (and \$(...) in it)" 2 "$P/targets/hostileqemu.yaml:2:7:"
+rm "$P/targets/hostileqemu.yaml"
+
+# a compiler launcher found in a PATH directory a shell would split
+mkdir -p "$T/bin dir;x"
+printf '#!/bin/sh\nexit 0\n' >"$T/bin dir;x/ccache"
+chmod 755 "$T/bin dir;x/ccache"
+run env PATH="$T/bin dir;x:$PATH" $C --launcher ccache build toy
+check "a launcher whose path holds shell syntax is refused, naming it" 2 "$T/bin dir;x/ccache"
+
 finish

@@ -41,6 +41,16 @@ check "404: next origin at once" 0 "404" "trying the next origin" "fetched notfo
 assert "404: asked once, not retried" test "$(requests /404/)" = 1
 assert "404: verified file cached" cached_ok
 
+# credentials in a URL never reach a message (warnings, errors, the YAML's own lines)
+case_project secret "http://someone:hunter2@127.0.0.1:$PORT/404/blob.bin" "http://tok3n@127.0.0.1:$PORT/ok/blob.bin"
+run $C fetch secret
+check "a URL's password and token are hidden in messages" 0 "someone:***@127.0.0.1" "fetched secret"
+assert "  (neither the password nor the token is printed)" sh -c "! grep -q -e hunter2 -e tok3n '$T/out'"
+printf '  - url: http://someone:hunter2@127.0.0.1/x\n    sha256: %s\n    nonsense: 1\n' "$SUM" >>"$P/sources/secret.yaml"
+run $C fetch secret
+check "  (a YAML error quoting a line with a password hides it)" 2 "nonsense"
+assert "  (the password is not printed)" sh -c "! grep -q hunter2 '$T/out'"
+
 case_project err500 "$BASE/500once/blob.bin"
 run $C fetch err500
 check "500 then success: retried with backoff" 0 "returned error: 500" "retrying in 0.1 s" "fetched err500"

@@ -74,6 +74,23 @@ for t in ("toy", "toy2"):
     assert d[t]["extends"] == ".crossroot-target" and d[t]["variables"]["CROSSROOT_TARGET"] == t, d
     assert len(d[t]["variables"]["CROSSROOT_INPUTS"]) == 64, d' "$T/out"
 assert "the template it includes exists" test -f "$ROOT/docs/ci/gitlab-target.yml"
+# target names YAML 1.1 or 1.2 would read as something else: booleans, numbers, null (a name
+# holds only letters, digits and ._+-, so ': ' and '#' cannot reach it)
+NAMES='yes 1e3 null on 0x1F 1_000 +1 2.5 1.0e+3'
+for name in $NAMES; do cp "$P/targets/toy.yaml" "$P/targets/$name.yaml"; done
+m w1 --format gitlab $NAMES
+check "gitlab format with names YAML would misread" 0
+assert "every name round-trips, as job and as CROSSROOT_TARGET" python3 -c '
+import yaml,sys
+d = yaml.safe_load(open(sys.argv[1]))
+names = sys.argv[2].split()
+assert sorted(k for k in d if k != "include") == sorted(names), d
+for t in names:
+    assert d[t]["extends"] == ".crossroot-target" and d[t]["variables"]["CROSSROOT_TARGET"] == t, d' "$T/out" "$NAMES"
+cp "$P/targets/toy.yaml" "$P/targets/include.yaml"
+m w1 --format gitlab include
+check "a target named as a GitLab keyword is refused, naming it" 2 "include"
+for name in $NAMES include; do rm "$P/targets/$name.yaml"; done
 m w1 --format yaml toy
 check "an unknown format" 2 "unknown matrix format 'yaml' (formats: json, github, gitlab)"
 run $CROSSROOT -C "$P" --work "$T/w1" --format json plan toy

@@ -300,5 +300,39 @@ assert "the server's entry is intact after the kill" test -s "$N/www/cache/$A_FI
 run $(job h) build toy --remote-cache "$URL"
 check "and a fresh job pulls it after the restart" 0 "pulled  first (toy)" "pulled  second (toy)"
 assert "  (nothing built)" no_build
+rm -rf "$T/h"
+
+# --- limits per entry: a server trickling bytes (never stalled, never done) is given up after
+# the configured timeout; an entry larger than max-entry-size is refused before its data ---
+mkdir -p "$T/trickle/www"
+cp "$N/www/cache/"* "$T/trickle/www/"
+python3 "$ROOT/tests/lib/faultserver.py" "$T/trickle/www" "$T/trickle/port" &
+SERVER_PID=$!
+for _ in $(seq 100); do [ -s "$T/trickle/port" ] && break; sleep 0.05; done
+TRICKLE=http://127.0.0.1:$(cat "$T/trickle/port")/trickle
+printf 'url = %s\ntrusted-key = %s\ntimeout = 2\n' "$TRICKLE" "$A_PUB" >"$T/trickle.conf"
+started=$(date +%s)
+CROSSROOT_REMOTE_CACHE_CONFIG=$T/trickle.conf run $(job i) build toy
+took=$(($(date +%s) - started))
+check "a server trickling one byte at a time is given up after the timeout, naming the entry and the limit" 0 \
+	"remote cache entry $TRICKLE/$A_FIRST" "timeout of 2 seconds" "build   first (toy)" "build   second (toy)"
+assert "  (within seconds, not the minutes the entry would take: ${took}s)" test "$took" -lt 30
+assert "  (and the remote cache is not asked again in this run)" test "$(grep -c 'timeout of 2 seconds' "$T/out")" = 1
+assert "  (no partial entry)" no_partial i
+rm -rf "$T/i"
+printf 'url = %s\ntrusted-key = %s\nmax-entry-size = 100K\n' "$URL" "$A_PUB" >"$T/small.conf"
+data_gets=$(grep -c "GET /cache/$A_FIRST.tar.zst" "$N/access.log")
+CROSSROOT_REMOTE_CACHE_CONFIG=$T/small.conf run $(job i) build toy
+check "an entry larger than max-entry-size is refused, naming the entry and the limit" 0 \
+	"remote cache entry $URL/$A_FIRST refused" "max-entry-size of 102400 bytes" \
+	"build   first (toy)" "pulled  second (toy)"
+assert "  (its data was never asked for)" test "$(grep -c "GET /cache/$A_FIRST.tar.zst" "$N/access.log")" = "$data_gets"
+rm -rf "$T/i"
+printf 'url = %s\ntrusted-key = %s\ntimeout = soon\n' "$URL" "$A_PUB" >"$T/bad.conf"
+CROSSROOT_REMOTE_CACHE_CONFIG=$T/bad.conf run $(job x) build toy
+check "a timeout that is not a number of seconds names the file and line" 2 "bad.conf:3:"
+printf 'url = %s\ntrusted-key = %s\nmax-entry-size = 4X\n' "$URL" "$A_PUB" >"$T/bad.conf"
+CROSSROOT_REMOTE_CACHE_CONFIG=$T/bad.conf run $(job x) build toy
+check "a max-entry-size that is not a size names the file and line" 2 "bad.conf:3:"
 
 finish

@@ -10,6 +10,7 @@ injected faults. The first path component picks the behaviour, the rest names th
   /flip/F          the file with some bytes flipped (right length, wrong content)
   /stall/F         headers, then silence (until the client gives up)
   /drip/F          the file, slowly: 4 kB every 50 ms
+  /trickle/F       the file, one byte every 0.3 s: never stalled (3 bytes a second), never done
   /reset/F         a few bytes, then a TCP reset
   /loop/F          redirects to itself forever
   /redirect/F      one redirect to /ok/F
@@ -123,6 +124,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                            struct.pack("ii", 1, 0))
                 self.connection.close()
                 self.close_connection = True
+            elif mode == "trickle":
+                for i in range(len(body)):
+                    self.wfile.write(body[i:i + 1])
+                    self.wfile.flush()
+                    time.sleep(0.3)
             elif mode == "drip":
                 for i in range(0, len(body), 4096):
                     self.wfile.write(body[i:i + 4096])

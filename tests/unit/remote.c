@@ -3,6 +3,9 @@
 #define _GNU_SOURCE
 #include "unit.h"
 
+#include <archive.h>
+#include <archive_entry.h>
+
 #include "cache.h"
 #include "digest.h"
 #include "plan.h"
@@ -603,6 +606,52 @@ static void test_remote_pull_refused_content(void)
 	copy_entry("k1", NULL, NULL, NULL, 0);
 }
 
+/* A tar.zst of a directory "usr", a link "usr/l" to "..", and a file "usr/l/x" through it: a
+ * signed manifest may list that, but the extractor refuses to write through a link. */
+static size_t tar_through_link(char *out, size_t cap)
+{
+	struct archive *a = archive_write_new();
+	struct archive_entry *e = archive_entry_new();
+	size_t used = 0;
+	CHECK(archive_write_add_filter_zstd(a) == ARCHIVE_OK &&
+	      archive_write_set_format_pax_restricted(a) == ARCHIVE_OK &&
+	      archive_write_open_memory(a, out, cap, &used) == ARCHIVE_OK);
+	archive_entry_set_pathname(e, "usr");
+	archive_entry_set_filetype(e, AE_IFDIR);
+	archive_entry_set_perm(e, 0755);
+	archive_write_header(a, e);
+	archive_entry_clear(e);
+	archive_entry_set_pathname(e, "usr/l");
+	archive_entry_set_filetype(e, AE_IFLNK);
+	archive_entry_set_perm(e, 0777);
+	archive_entry_set_symlink(e, "..");
+	archive_write_header(a, e);
+	archive_entry_clear(e);
+	archive_entry_set_pathname(e, "usr/l/x");
+	archive_entry_set_filetype(e, AE_IFREG);
+	archive_entry_set_perm(e, 0644);
+	archive_entry_set_size(e, 3);
+	archive_write_header(a, e);
+	archive_write_data(a, "hi\n", 3);
+	archive_write_close(a);
+	archive_entry_free(e);
+	archive_write_free(a);
+	return used;
+}
+
+/* An entry signed by a trusted key that the extractor refuses is a miss with a warning, never
+ * a failed build, and nothing escapes the scratch directory. */
+static void test_remote_pull_refused_by_extractor(void)
+{
+	static char data[1 << 16];
+	size_t n = tar_through_link(data, sizeof(data));
+	CHECK(n > 0);
+	forge_entry("throughlink", "crossroot-manifest 2\nd\t755\tusr\nl\t..\tusr/l\n"
+	            "f\t644\t3\t98ea6e4f216f2fb4b69fff9b3a44842c38686ca685f3f55dc48c5d3fb1107be4\t"
+	            "usr/l/x\n", data, n);
+	CHECK(refused_with(&rt.reader, "throughlink", "the extractor refused 'usr/l/x'"));
+}
+
 /* A transport error is a miss with a clear message: an HTTP error for that entry; a server
  * that cannot be reached (or is cut off mid-body) once, and then not asked again. */
 static void test_remote_pull_errors(void)
@@ -723,6 +772,32 @@ static void test_plan_pull(void)
 	free(got.why);
 }
 
+static int configure_from(void *arg)
+{
+	struct remote_cache r;
+	(void)arg;
+	int rc = remote_configure(&r, NULL, NULL, NULL, 0);
+	if (rc == 0)
+		remote_release(&r);
+	return rc;
+}
+
+/* A configuration file that is a FIFO is refused at once, never waited on. */
+TEST(remote_config_fifo)
+{
+	char *fifo = xasprintf("%s/remote-config.fifo", scratch);
+	CHECK(mkfifo(fifo, 0600) == 0);
+	setenv("CROSSROOT_REMOTE_CACHE_CONFIG", fifo, 1);
+	int rc;
+	alarm(10);   /* a hang is a failure, not a stuck test run */
+	char *err = capture_stderr(configure_from, NULL, &rc);
+	alarm(0);
+	unsetenv("CROSSROOT_REMOTE_CACHE_CONFIG");
+	CHECK(rc < 0 && err && strstr(err, "remote-config.fifo") && strstr(err, "not a regular file"));
+	free(err);
+	free(fifo);
+}
+
 TEST(remote)
 {
 	remote_test_setup();
@@ -731,6 +806,7 @@ TEST(remote)
 	if (keep_k1()) {
 		test_remote_pull_refused_signature();
 		test_remote_pull_refused_content();
+		test_remote_pull_refused_by_extractor();
 	}
 	buf_release(&k1_sig);
 	buf_release(&k1_manifest);

@@ -5,6 +5,9 @@
 
 #include "sign.h"
 
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+
 static int sign_generate_again(void *path)
 {
 	char pub[SIGN_PUBLIC_LEN + 1];
@@ -57,4 +60,37 @@ TEST(sign)
 	sign_key_free(k);
 	free(path);
 	free(path2);
+}
+
+/* A key file that is a FIFO is refused at once (never waited on); an encrypted key is an
+ * error saying so, never a prompt for its pass phrase. */
+TEST(sign_key_files)
+{
+	int rc;
+	char *fifo = xasprintf("%s/keys/fifo.pem", scratch);
+	mkdir_p(fifo, 0700);
+	rmdir(fifo);
+	CHECK(mkfifo(fifo, 0600) == 0);
+	alarm(10);   /* a hang is a failure, not a stuck test run */
+	char *err = capture_stderr(load_key, fifo, &rc);
+	alarm(0);
+	CHECK(rc < 0 && err && strstr(err, "fifo.pem") && strstr(err, "not a regular file"));
+	free(err);
+
+	char *locked = xasprintf("%s/keys/locked.pem", scratch);
+	EVP_PKEY *pkey = EVP_PKEY_Q_keygen(NULL, NULL, "ED25519");
+	int fd = open(locked, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	CHECK(pkey && f && PEM_write_PrivateKey(f, pkey, EVP_aes_256_cbc(),
+	                                        (unsigned char *)"hunter2", 7, NULL, NULL) == 1);
+	if (f)
+		fclose(f);
+	EVP_PKEY_free(pkey);
+	alarm(10);
+	err = capture_stderr(load_key, locked, &rc);
+	alarm(0);
+	CHECK(rc < 0 && err && strstr(err, "locked.pem") && strstr(err, "encrypted"));
+	free(err);
+	free(fifo);
+	free(locked);
 }
