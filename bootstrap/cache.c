@@ -16,7 +16,6 @@
 
 #include "tree.h"
 
-#define MANIFEST_HEADER "crossroot-manifest 2\n"
 
 char *cache_result_dir(const char *dir, const char *key)
 {
@@ -43,209 +42,16 @@ static char *result_file(const char *dir, const char *key, const char *name)
 	return xasprintf("%s/%s/%s", dir, key, name);
 }
 
-/* ---- manifests ---- */
-
-/* Walk `root` in name order, parents first, one manifest line per entry. Publishing
- * (`normalise`) fixes modes and refuses what a sysroot must not hold; checking takes the
- * hash of an unchanged file from `known` (NULL: hash every file). */
-struct walk {
-	struct buf out;
-	bool normalise;
-	const struct cache_entry *known;   /* sorted by path */
-	size_t n_known;
-	struct timespec published;         /* files changed after this are hashed again */
-};
-
-static int by_path(const void *a, const void *b)
-{
-	const struct cache_entry *x = a, *y = b;
-	int c = strcmp(x->path, y->path);
-	return c ? c : x->order < y->order ? -1 : x->order > y->order;
-}
-
-static const struct cache_entry *known_entry(const struct walk *w, const char *path)
-{
-	struct cache_entry key = {.path = (char *)path};
-	return w->known ? bsearch(&key, w->known, w->n_known, sizeof(key), by_path) : NULL;
-}
-
-static bool newer(const struct timespec *a, const struct timespec *b)
-{
-	return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
-}
-
-static int walk_visit(const struct tree_item *it, void *arg)
-{
-	struct walk *w = arg;
-	const char *r = it->path;
-	const struct stat *st = &it->st;
-	if (strpbrk(it->name, "\t\n")) {
-		error("'%s/%s': a file name with a tab or newline cannot enter a sysroot", it->root, r);
-		return -1;
-	}
-	if (S_ISLNK(st->st_mode)) {
-		char target[4096];
-		if (tree_read_link(it, target, sizeof(target)) < 0)
-			return -1;
-		if (strpbrk(target, "\t\n")) {
-			error("the link '%s/%s' has a tab or newline in its target", it->root, r);
-			return -1;
-		}
-		buf_printf(&w->out, "l\t%s\t%s\n", target, r);
-	} else if (S_ISDIR(st->st_mode)) {
-		unsigned mode = st->st_mode & 07777;
-		if (w->normalise) {
-			mode = (mode & 0755) | 0700;   /* owner-writable, so it can be removed */
-			if (fchmodat(it->dirfd, it->name, mode, 0) < 0) {
-				error("cannot change the mode of '%s/%s':", it->root, r);
-				return -1;
-			}
-		}
-		buf_printf(&w->out, "d\t%o\t%s\n", mode, r);
-	} else if (S_ISREG(st->st_mode)) {
-		unsigned mode = st->st_mode & 07777;
-		if (w->normalise) {
-			/* What a check reads back from the read-only file: a hard link's other name,
-			 * already made read-only (binutils installs ld.bfd twice), must give the same
-			 * mode as the first */
-			mode = (mode & 0555) | 0600;
-			/* read-only in the cache: a result is never written after publishing */
-			if (fchmodat(it->dirfd, it->name, mode & 0555, 0) < 0) {
-				error("cannot change the mode of '%s/%s':", it->root, r);
-				return -1;
-			}
-		} else {
-			mode = (mode | 0200) & 0755;   /* the cache holds it read-only */
-		}
-		const struct cache_entry *k = known_entry(w, r);
-		char hex[DIGEST_HEX_LEN + 1];
-		if (k && k->kind == 'f' && k->size == (long long)st->st_size &&
-		    !newer(&st->st_ctim, &w->published)) {
-			snprintf(hex, sizeof(hex), "%s", k->value);
-		} else {
-			int fd = tree_open_file(it);
-			char *name = xasprintf("%s/%s", it->root, r);
-			int rc = fd < 0 ? -1 : digest_fd(fd, name, hex);
-			free(name);
-			if (fd >= 0)
-				close(fd);
-			if (rc < 0)
-				return -1;
-		}
-		buf_printf(&w->out, "f\t%o\t%lld\t%s\t%s\n", mode, (long long)st->st_size, hex, r);
-	} else {
-		error("'%s/%s' is not a file, link or directory: a sysroot cannot hold it", it->root, r);
-		return -1;
-	}
-	return TREE_NEXT;
-}
-
-/* The manifest lines of the tree at `root` (tree.h: never through a link). */
-static int walk_tree(struct walk *w, const char *root)
-{
-	return tree_walk(root, NULL, walk_visit, w);
-}
-
-/* Parse manifest text (changed in place) into entries appended to `out`: the one reader of
- * the format. -1 with *why naming `name` and the line (the caller frees it). */
-static int parse_entries(const char *name, char *text, const char *files, const char *owner,
-                         struct cache_entry **out, size_t *n, size_t *cap, char **why)
-{
-	if (strncmp(text, MANIFEST_HEADER, strlen(MANIFEST_HEADER)) != 0) {
-		*why = xasprintf("'%s' is not a crossroot manifest (version 2)", name);
-		return -1;
-	}
-	size_t line_no = 1;
-	for (char *line = text + strlen(MANIFEST_HEADER); *line; line_no++) {
-		char *end = strchr(line, '\n');
-		if (!end) {
-			*why = xasprintf("%s:%zu: truncated manifest", name, line_no + 1);
-			return -1;
-		}
-		*end = '\0';
-		char *field[5] = {0};
-		size_t nf = 0;
-		for (char *f = line; f && nf < 5; nf++) {
-			field[nf] = f;
-			f = strchr(f, '\t');
-			if (f)
-				*f++ = '\0';
-		}
-		struct cache_entry e = {.kind = field[0][0], .order = *n};
-		bool ok = field[0][1] == '\0';
-		if (ok && e.kind == 'd' && nf == 3) {
-			e.mode = (unsigned)strtoul(field[1], NULL, 8);
-			e.path = xstrdup(field[2]);
-		} else if (ok && e.kind == 'f' && nf == 5 && digest_is_valid_hex(field[3])) {
-			e.mode = (unsigned)strtoul(field[1], NULL, 8);
-			e.size = atoll(field[2]);
-			e.value = xstrdup(field[3]);
-			e.path = xstrdup(field[4]);
-			e.from = files ? path_join(files, field[4]) : NULL;
-		} else if (ok && e.kind == 'l' && nf == 3) {
-			e.value = xstrdup(field[1]);
-			e.path = xstrdup(field[2]);
-		} else {
-			*why = xasprintf("%s:%zu: malformed manifest line", name, line_no + 1);
-			return -1;
-		}
-		/* a path leaving its root could only come from a forged manifest */
-		if (e.path[0] == '/' || strcmp(e.path, "..") == 0 || strncmp(e.path, "../", 3) == 0 ||
-		    strstr(e.path, "/../") || strstr(e.path, "//")) {
-			*why = xasprintf("%s:%zu: path '%s' leaves its directory", name, line_no + 1, e.path);
-			free(e.path);
-			free(e.value);
-			free(e.from);
-			return -1;
-		}
-		e.owner = xstrdup(owner ? owner : "");
-		if (*n == *cap) {
-			*cap = *cap ? *cap * 2 : 256;
-			*out = xrealloc(*out, *cap * sizeof(**out));
-		}
-		(*out)[(*n)++] = e;
-		line = end + 1;
-	}
-	return 0;
-}
-
 /* parse_entries for the cache's own manifests: a problem is an error. */
 static int parse_manifest(const char *path, char *text, const char *files, const char *owner,
-                          struct cache_entry **out, size_t *n, size_t *cap)
+                          struct tree_entry **out, size_t *n, size_t *cap)
 {
 	char *why = NULL;
-	int rc = parse_entries(path, text, files, owner, out, n, cap, &why);
+	int rc = tree_manifest_parse_entries(path, text, files, owner, out, n, cap, &why);
 	if (rc < 0)
 		error("%s", why);
 	free(why);
 	return rc;
-}
-
-static void entries_free(struct cache_entry *e, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		free(e[i].value);
-		free(e[i].path);
-		free(e[i].from);
-		free(e[i].owner);
-	}
-	free(e);
-}
-
-int cache_manifest_parse(struct cache_manifest *m, const char *name, const char *text,
-                         char **why)
-{
-	char *copy = xstrdup(text);
-	*why = NULL;
-	int rc = parse_entries(name, copy, NULL, NULL, &m->entries, &m->n, &m->cap, why);
-	free(copy);
-	return rc;
-}
-
-void cache_manifest_release(struct cache_manifest *m)
-{
-	entries_free(m->entries, m->n);
-	memset(m, 0, sizeof(*m));
 }
 
 /* The first line where two manifests differ, for the warning. */
@@ -269,9 +75,9 @@ int cache_lookup(const char *dir, const char *key, bool verify, char output[DIGE
 	char *output_path = result_file(dir, key, "output");
 	char *files = result_file(dir, key, "files");
 	char *text = NULL, *out_text = NULL, *problem = NULL;
-	struct cache_entry *entries = NULL;
+	struct tree_entry *entries = NULL;
 	size_t n = 0, cap = 0;
-	struct walk w = {0};
+	struct tree_scan w = {0};
 	int rc = 0;
 	struct stat st;
 	if (lstat(result, &st) < 0)
@@ -302,11 +108,11 @@ int cache_lookup(const char *dir, const char *key, bool verify, char output[DIGE
 		problem = xstrdup("its manifest is malformed");
 		goto out;
 	}
-	qsort(entries, n, sizeof(*entries), by_path);
+	qsort(entries, n, sizeof(*entries), tree_entry_compare);
 	w.known = verify ? NULL : entries;
 	w.n_known = n;
-	buf_puts(&w.out, MANIFEST_HEADER);
-	if (walk_tree(&w, files) < 0) {
+	buf_puts(&w.out, TREE_MANIFEST_HEADER);
+	if (tree_scan(&w, files) < 0) {
 		problem = xstrdup("its files cannot be read");
 		goto out;
 	}
@@ -325,7 +131,7 @@ out:
 			rc = -1;
 	}
 	free(problem);
-	entries_free(entries, n);
+	tree_entries_free(entries, n);
 	buf_release(&w.out);
 	free(text);
 	free(out_text);
@@ -354,10 +160,10 @@ static int publish(const char *dir, const char *key, const char *destdir, const 
 	char *tmp = xasprintf("%s/.tmp-%s-%ld", dir, key, (long)getpid());
 	char *files = path_join(tmp, "files");
 	char *result = cache_result_dir(dir, key);
-	struct walk w = {.normalise = true};
+	struct tree_scan w = {.normalise = true};
 	struct buf lines = {0};
 	int rc = -1;
-	buf_puts(&w.out, MANIFEST_HEADER);
+	buf_puts(&w.out, TREE_MANIFEST_HEADER);
 	if (remove_tree(tmp) < 0 || mkdir_p(tmp, 0755) < 0)
 		goto out;
 	/* a step may have replaced its ${destdir} with a link: never moved, never followed */
@@ -375,7 +181,7 @@ static int publish(const char *dir, const char *key, const char *destdir, const 
 		}
 		remove_tree(destdir);
 	}
-	if (walk_tree(&w, files) < 0)
+	if (tree_scan(&w, files) < 0)
 		goto out;
 	if (expect && strcmp(w.out.s, expect) != 0) {
 		*why = first_difference(expect, w.out.s);
@@ -463,11 +269,11 @@ int cache_union_add(struct cache_union *u, const char *dir, const char *key, con
 
 void cache_union_release(struct cache_union *u)
 {
-	entries_free(u->entries, u->n);
+	tree_entries_free(u->entries, u->n);
 	memset(u, 0, sizeof(*u));
 }
 
-static bool same_content(const struct cache_entry *a, const struct cache_entry *b)
+static bool same_content(const struct tree_entry *a, const struct tree_entry *b)
 {
 	if (a->kind != b->kind)
 		return false;
@@ -530,7 +336,7 @@ static int open_parent(int rootfd, const char *rel, const char **leaf)
 	}
 }
 
-static int install_entry(int rootfd, const char *dest, const struct cache_entry *e)
+static int install_entry(int rootfd, const char *dest, const struct tree_entry *e)
 {
 	const char *leaf;
 	int dirfd = open_parent(rootfd, e->path, &leaf);
@@ -585,10 +391,10 @@ static int install_entry(int rootfd, const char *dest, const struct cache_entry 
 
 int cache_union_install(struct cache_union *u, const char *dest)
 {
-	qsort(u->entries, u->n, sizeof(*u->entries), by_path);
+	qsort(u->entries, u->n, sizeof(*u->entries), tree_entry_compare);
 	int rc = 0;
 	for (size_t i = 1; i < u->n; i++) {
-		const struct cache_entry *a = &u->entries[i - 1], *b = &u->entries[i];
+		const struct tree_entry *a = &u->entries[i - 1], *b = &u->entries[i];
 		if (strcmp(a->path, b->path) == 0 && !same_content(a, b)) {
 			error("'%s' is installed by stage %s and by stage %s, with different contents",
 			      b->path, a->owner, b->owner);
@@ -610,7 +416,7 @@ int cache_union_install(struct cache_union *u, const char *dest)
 	/* directory modes last, deepest first, so a read-only directory does not block its own
 	 * children */
 	for (size_t i = u->n; i-- > 0 && rc == 0;) {
-		const struct cache_entry *e = &u->entries[i];
+		const struct tree_entry *e = &u->entries[i];
 		if (e->kind != 'd' || (e->mode & 0777) == 0755)
 			continue;
 		const char *leaf;
@@ -630,9 +436,9 @@ int cache_union_install(struct cache_union *u, const char *dest)
 
 int cache_tree_record(const char *dir, const char *manifest)
 {
-	struct walk w = {0};
-	buf_puts(&w.out, MANIFEST_HEADER);
-	int rc = walk_tree(&w, dir);
+	struct tree_scan w = {0};
+	buf_puts(&w.out, TREE_MANIFEST_HEADER);
+	int rc = tree_scan(&w, dir);
 	if (rc == 0)
 		rc = write_file_atomic(manifest, w.out.s, w.out.len, 0644);
 	buf_release(&w.out);
@@ -643,9 +449,9 @@ int cache_tree_check(const char *dir, const char *manifest, bool verify)
 {
 	struct stat st;
 	char *text = NULL;
-	struct cache_entry *entries = NULL;
+	struct tree_entry *entries = NULL;
 	size_t n = 0, cap = 0;
-	struct walk w = {0};
+	struct tree_scan w = {0};
 	int ok = 0;
 	if (lstat(manifest, &st) < 0 || !is_dir(dir) || !(text = read_file(manifest, NULL)))
 		goto out;
@@ -654,12 +460,12 @@ int cache_tree_check(const char *dir, const char *manifest, bool verify)
 	free(copy);
 	if (parsed < 0)
 		goto out;
-	qsort(entries, n, sizeof(*entries), by_path);
+	qsort(entries, n, sizeof(*entries), tree_entry_compare);
 	w.known = verify ? NULL : entries;
 	w.n_known = n;
 	w.published = st.st_ctim;
-	buf_puts(&w.out, MANIFEST_HEADER);
-	if (walk_tree(&w, dir) == 0 && strcmp(w.out.s, text) == 0)
+	buf_puts(&w.out, TREE_MANIFEST_HEADER);
+	if (tree_scan(&w, dir) == 0 && strcmp(w.out.s, text) == 0)
 		ok = 1;
 	else if (w.out.s) {
 		char *why = first_difference(text, w.out.s);
@@ -668,7 +474,7 @@ int cache_tree_check(const char *dir, const char *manifest, bool verify)
 		free(why);
 	}
 out:
-	entries_free(entries, n);
+	tree_entries_free(entries, n);
 	buf_release(&w.out);
 	free(text);
 	return ok;

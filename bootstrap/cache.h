@@ -14,12 +14,8 @@
  *   DIR/.tmp-<what>-<key>-<pid>  scratch of other work on a key (remote.h: pull, push)
  *   DIR/.lock             builds hold it shared, prune exclusive
  *
- * Manifest format, one entry per line, tab separated, parents before children:
- *   crossroot-manifest 2
- *   d <mode octal> <path>
- *   f <mode octal> <size> <sha256> <path>
- *   l <link target> <path>
- * Modes are normalised when published: no set-id or sticky bit, no group or other write.
+ * The manifest's format, its scan and its parser are tree.h's. Modes are normalised when
+ * published: no set-id or sticky bit, no group or other write.
  *
  * Nothing is trusted blindly: a result is checked against its manifest on every use (types,
  * modes, sizes, link targets and the set of names; a file changed since the publish, by its
@@ -32,6 +28,7 @@
 #include <stdbool.h>
 
 #include "digest.h"
+#include "tree.h"
 #include "util.h"
 
 /* A result's directory: <dir>/<key>; its manifest and its files. Only this module knows the
@@ -43,30 +40,6 @@ char *cache_result_files(const char *dir, const char *key);
  * on the same file system: <dir>/.tmp-<what>-<key>-<pid>. cache_remove_leftovers() removes
  * it once the process is gone. */
 char *cache_scratch_dir(const char *dir, const char *what, const char *key);
-
-/* A manifest, parsed: one entry per line, in its order. This is the format's one reader;
- * the stage cache's own and the remote cache's (remote.h) manifests both go through it. */
-struct cache_entry {
-	char kind;                  /* 'd', 'f' or 'l' */
-	unsigned mode;              /* d, f */
-	long long size;             /* f */
-	char *value;                /* sha256 (f) or link target (l) */
-	char *path;                 /* relative; never absolute, through "..", or with "//" */
-	char *from;                 /* f, in a union: the cached file to copy; else NULL */
-	char *owner;                /* in a union: the result it is from, for messages; else "" */
-	size_t order;               /* its line's position */
-};
-struct cache_manifest {
-	struct cache_entry *entries;
-	size_t n, cap;
-};
-/* Parse manifest `text` (not changed) into `m` (zeroed by the caller). `name` is for the
- * message: -1 with *why as "NAME:3: malformed manifest line" (free it); release `m` all the
- * same. A line with a sha256 that is not 64 lowercase hex digits, or a path that could leave
- * its directory, is malformed. */
-int cache_manifest_parse(struct cache_manifest *m, const char *name, const char *text,
-                         char **why);
-void cache_manifest_release(struct cache_manifest *m);
 
 /* Is `key` in the cache, whole and unchanged? On 1, `output` holds its output id. A result
  * that fails the check is removed (warning) and 0 returned. -1: an I/O error. */
@@ -89,7 +62,7 @@ int cache_publish_expected(const char *dir, const char *key, const char *destdir
 /* Union of several results, by their manifests: the set of paths each installs. Two results
  * that install the same path with different contents are an error naming both. */
 struct cache_union {
-	struct cache_entry *entries;
+	struct tree_entry *entries;
 	size_t n, cap;
 };
 /* Add result `key` (made by `owner`, a name for messages). */

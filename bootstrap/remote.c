@@ -293,17 +293,17 @@ static enum remote_outcome put_text(struct remote_cache *r, const char *name, co
 
 static int entry_by_path(const void *a, const void *b)
 {
-	return strcmp(((const struct cache_entry *)a)->path, ((const struct cache_entry *)b)->path);
+	return strcmp(((const struct tree_entry *)a)->path, ((const struct tree_entry *)b)->path);
 }
 
 /* The result's files as a deterministic tar.zst (tree.h): entries in manifest order, each made
  * from the manifest (modes, owner 0, mtime 0), nothing from the file system but the bytes. */
-static int pack(const char *files, const struct cache_manifest *m, const char *out_path)
+static int pack(const char *files, const struct tree_manifest *m, const char *out_path)
 {
 	struct tree_tar *tar = tree_tar_open(out_path, TREE_TAR_ZSTD, 0);
 	int rc = tar ? 0 : -1;
 	for (size_t i = 0; tar && i < m->n && rc == 0; i++) {
-		const struct cache_entry *it = &m->entries[i];
+		const struct tree_entry *it = &m->entries[i];
 		struct tree_tar_entry te = {.kind = it->kind, .mode = it->mode, .path = it->path,
 		                            .link = it->value, .size = it->size};
 		char *from = path_join(files, it->path);
@@ -344,7 +344,7 @@ static int write_failed(struct archive *out, const char *dest, const char *name,
  * entry the signed manifest lists); -1 on a local error (a full disk). Entry names
  * are taken relative to `dest` (entered for the time being), with libarchive's secure flags:
  * no absolute path, no `..`, nothing through a link. */
-static int unpack(const char *archive_path, const char *dest, const struct cache_manifest *m,
+static int unpack(const char *archive_path, const char *dest, const struct tree_manifest *m,
                   struct buf *why)
 {
 	bool *seen = xcalloc(m->n + 1, sizeof(*seen));
@@ -383,8 +383,8 @@ static int unpack(const char *archive_path, const char *dest, const struct cache
 		size_t len = strlen(bare);
 		while (len > 1 && bare[len - 1] == '/')
 			bare[--len] = '\0';
-		struct cache_entry key = {.path = bare};
-		const struct cache_entry *it = bsearch(&key, m->entries, m->n, sizeof(key),
+		struct tree_entry key = {.path = bare};
+		const struct tree_entry *it = bsearch(&key, m->entries, m->n, sizeof(key),
 		                                       entry_by_path);
 		bool *it_seen = it ? &seen[it - m->entries] : NULL;
 		mode_t type = archive_entry_filetype(e);
@@ -532,7 +532,7 @@ struct pull {
 	const char *key, *label;
 	struct signature_file sig;
 	struct buf manifest;        /* the signed manifest's text */
-	struct cache_manifest entries;   /* the same, parsed, sorted by path */
+	struct tree_manifest entries;   /* the same, parsed, sorted by path */
 	struct buf refused;
 };
 
@@ -602,7 +602,7 @@ static int fetch_signed(struct pull *pl)
 		buf_puts(&pl->refused, "its signed manifest is malformed (a NUL byte in it)");
 		goto out;
 	}
-	if (cache_manifest_parse(&pl->entries, manifest_name, pl->manifest.s, &malformed) < 0) {
+	if (tree_manifest_parse(&pl->entries, manifest_name, pl->manifest.s, &malformed) < 0) {
 		buf_printf(&pl->refused, "its signed manifest is malformed (%s)", malformed);
 		goto out;
 	}
@@ -706,7 +706,7 @@ out:
 	remove_tree(tmp);
 	buf_release(&pl.manifest);
 	buf_release(&pl.refused);
-	cache_manifest_release(&pl.entries);
+	tree_manifest_release(&pl.entries);
 	free(difference);
 	free(tmp);
 	free(data);
@@ -810,13 +810,13 @@ void remote_push(struct remote_cache *r, const char *stage_cache, const char *ke
 	char *sig_name = xasprintf("%s.sig", key), *manifest_name = xasprintf("%s.manifest", key);
 	char *text = read_file(manifest_path, NULL);
 	char *message = NULL, *sig_text = NULL, *malformed = NULL;
-	struct cache_manifest m = {0};
+	struct tree_manifest m = {0};
 	char why[REMOTE_WHY_SIZE];
 	enum remote_outcome o;
 	struct stat st;
 	char output[DIGEST_HEX_LEN + 1], data_sha[DIGEST_HEX_LEN + 1];
 	char public_key[SIGN_PUBLIC_LEN + 1], signature[SIGN_SIGNATURE_LEN + 1];
-	if (!text || cache_manifest_parse(&m, manifest_path, text, &malformed) < 0) {
+	if (!text || tree_manifest_parse(&m, manifest_path, text, &malformed) < 0) {
 		warn("cannot push %s to the remote cache: its manifest '%s' cannot be read%s%s%s", label,
 		     manifest_path, malformed ? " (" : "", malformed ? malformed : "",
 		     malformed ? ")" : "");
@@ -857,7 +857,7 @@ void remote_push(struct remote_cache *r, const char *stage_cache, const char *ke
 	     format_size((double)st.st_size, size), format_duration(now_seconds() - started, took));
 out:
 	remove_tree(tmp);
-	cache_manifest_release(&m);
+	tree_manifest_release(&m);
 	free(text);
 	free(message);
 	free(sig_text);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "digest.h"
 #include "util.h"
 
 int tree_open(const char *path, const char *whose, bool missing_ok)
@@ -167,6 +168,185 @@ int tree_chown(const char *root, uid_t uid, gid_t gid)
 		rc = walk_dir(fd, root, "", give, ids);
 	close(fd);
 	return rc;
+}
+
+/* ---- manifests: the scan that writes them and the one parser ---- */
+
+int tree_entry_compare(const void *a, const void *b)
+{
+	const struct tree_entry *x = a, *y = b;
+	int c = strcmp(x->path, y->path);
+	return c ? c : x->order < y->order ? -1 : x->order > y->order;
+}
+
+static const struct tree_entry *known_entry(const struct tree_scan *w, const char *path)
+{
+	struct tree_entry key = {.path = (char *)path};
+	return w->known ? bsearch(&key, w->known, w->n_known, sizeof(key), tree_entry_compare) : NULL;
+}
+
+static bool newer(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
+}
+
+static int walk_visit(const struct tree_item *it, void *arg)
+{
+	struct tree_scan *w = arg;
+	const char *r = it->path;
+	const struct stat *st = &it->st;
+	if (strpbrk(it->name, "\t\n")) {
+		error("'%s/%s': a file name with a tab or newline cannot enter a sysroot", it->root, r);
+		return -1;
+	}
+	if (S_ISLNK(st->st_mode)) {
+		char target[4096];
+		if (tree_read_link(it, target, sizeof(target)) < 0)
+			return -1;
+		if (strpbrk(target, "\t\n")) {
+			error("the link '%s/%s' has a tab or newline in its target", it->root, r);
+			return -1;
+		}
+		buf_printf(&w->out, "l\t%s\t%s\n", target, r);
+	} else if (S_ISDIR(st->st_mode)) {
+		unsigned mode = st->st_mode & 07777;
+		if (w->normalise) {
+			mode = (mode & 0755) | 0700;   /* owner-writable, so it can be removed */
+			if (fchmodat(it->dirfd, it->name, mode, 0) < 0) {
+				error("cannot change the mode of '%s/%s':", it->root, r);
+				return -1;
+			}
+		}
+		buf_printf(&w->out, "d\t%o\t%s\n", mode, r);
+	} else if (S_ISREG(st->st_mode)) {
+		unsigned mode = st->st_mode & 07777;
+		if (w->normalise) {
+			/* What a check reads back from the read-only file: a hard link's other name,
+			 * already made read-only (binutils installs ld.bfd twice), must give the same
+			 * mode as the first */
+			mode = (mode & 0555) | 0600;
+			/* read-only in the cache: a result is never written after publishing */
+			if (fchmodat(it->dirfd, it->name, mode & 0555, 0) < 0) {
+				error("cannot change the mode of '%s/%s':", it->root, r);
+				return -1;
+			}
+		} else {
+			mode = (mode | 0200) & 0755;   /* the cache holds it read-only */
+		}
+		const struct tree_entry *k = known_entry(w, r);
+		char hex[DIGEST_HEX_LEN + 1];
+		if (k && k->kind == 'f' && k->size == (long long)st->st_size &&
+		    !newer(&st->st_ctim, &w->published)) {
+			snprintf(hex, sizeof(hex), "%s", k->value);
+		} else {
+			int fd = tree_open_file(it);
+			char *name = xasprintf("%s/%s", it->root, r);
+			int rc = fd < 0 ? -1 : digest_fd(fd, name, hex);
+			free(name);
+			if (fd >= 0)
+				close(fd);
+			if (rc < 0)
+				return -1;
+		}
+		buf_printf(&w->out, "f\t%o\t%lld\t%s\t%s\n", mode, (long long)st->st_size, hex, r);
+	} else {
+		error("'%s/%s' is not a file, link or directory: a sysroot cannot hold it", it->root, r);
+		return -1;
+	}
+	return TREE_NEXT;
+}
+
+int tree_scan(struct tree_scan *s, const char *root)
+{
+	return tree_walk(root, NULL, walk_visit, s);
+}
+
+int tree_manifest_parse_entries(const char *name, char *text, const char *files, const char *owner,
+                         struct tree_entry **out, size_t *n, size_t *cap, char **why)
+{
+	if (strncmp(text, TREE_MANIFEST_HEADER, strlen(TREE_MANIFEST_HEADER)) != 0) {
+		*why = xasprintf("'%s' is not a crossroot manifest (version 2)", name);
+		return -1;
+	}
+	size_t line_no = 1;
+	for (char *line = text + strlen(TREE_MANIFEST_HEADER); *line; line_no++) {
+		char *end = strchr(line, '\n');
+		if (!end) {
+			*why = xasprintf("%s:%zu: truncated manifest", name, line_no + 1);
+			return -1;
+		}
+		*end = '\0';
+		char *field[5] = {0};
+		size_t nf = 0;
+		for (char *f = line; f && nf < 5; nf++) {
+			field[nf] = f;
+			f = strchr(f, '\t');
+			if (f)
+				*f++ = '\0';
+		}
+		struct tree_entry e = {.kind = field[0][0], .order = *n};
+		bool ok = field[0][1] == '\0';
+		if (ok && e.kind == 'd' && nf == 3) {
+			e.mode = (unsigned)strtoul(field[1], NULL, 8);
+			e.path = xstrdup(field[2]);
+		} else if (ok && e.kind == 'f' && nf == 5 && digest_is_valid_hex(field[3])) {
+			e.mode = (unsigned)strtoul(field[1], NULL, 8);
+			e.size = atoll(field[2]);
+			e.value = xstrdup(field[3]);
+			e.path = xstrdup(field[4]);
+			e.from = files ? path_join(files, field[4]) : NULL;
+		} else if (ok && e.kind == 'l' && nf == 3) {
+			e.value = xstrdup(field[1]);
+			e.path = xstrdup(field[2]);
+		} else {
+			*why = xasprintf("%s:%zu: malformed manifest line", name, line_no + 1);
+			return -1;
+		}
+		/* a path leaving its root could only come from a forged manifest */
+		if (e.path[0] == '/' || strcmp(e.path, "..") == 0 || strncmp(e.path, "../", 3) == 0 ||
+		    strstr(e.path, "/../") || strstr(e.path, "//")) {
+			*why = xasprintf("%s:%zu: path '%s' leaves its directory", name, line_no + 1, e.path);
+			free(e.path);
+			free(e.value);
+			free(e.from);
+			return -1;
+		}
+		e.owner = xstrdup(owner ? owner : "");
+		if (*n == *cap) {
+			*cap = *cap ? *cap * 2 : 256;
+			*out = xrealloc(*out, *cap * sizeof(**out));
+		}
+		(*out)[(*n)++] = e;
+		line = end + 1;
+	}
+	return 0;
+}
+
+void tree_entries_free(struct tree_entry *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(e[i].value);
+		free(e[i].path);
+		free(e[i].from);
+		free(e[i].owner);
+	}
+	free(e);
+}
+
+int tree_manifest_parse(struct tree_manifest *m, const char *name, const char *text,
+                         char **why)
+{
+	char *copy = xstrdup(text);
+	*why = NULL;
+	int rc = tree_manifest_parse_entries(name, copy, NULL, NULL, &m->entries, &m->n, &m->cap, why);
+	free(copy);
+	return rc;
+}
+
+void tree_manifest_release(struct tree_manifest *m)
+{
+	tree_entries_free(m->entries, m->n);
+	memset(m, 0, sizeof(*m));
 }
 
 /* ---- the tar writer ---- */

@@ -15,6 +15,9 @@
 #include <stdbool.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
+
+#include "util.h"
 
 struct tree_item {
 	int dirfd;          /* the directory holding it, open for the visit's duration */
@@ -54,6 +57,61 @@ int tree_make_dirs(int rootfd, const char *root, const char *rel, mode_t mode);
 /* Give every entry below `root`, and root itself, to uid:gid (links themselves, never what they
  * name). Returns 0 or -1 after error(). */
 int tree_chown(const char *root, uid_t uid, gid_t gid);
+
+/* ---- manifests ----
+ * The text form of a tree, one entry per line, tab separated, parents before children, in
+ * tree_walk()'s order (the stage cache's and the remote cache's manifests, cache.h, remote.h):
+ *   crossroot-manifest 2
+ *   d <mode octal> <path>
+ *   f <mode octal> <size> <sha256> <path>
+ *   l <link target> <path>
+ * A manifest, parsed: one entry per line, in its order. This is the format's one reader. */
+#define TREE_MANIFEST_HEADER "crossroot-manifest 2\n"
+struct tree_entry {
+	char kind;                  /* 'd', 'f' or 'l' */
+	unsigned mode;              /* d, f */
+	long long size;             /* f */
+	char *value;                /* sha256 (f) or link target (l) */
+	char *path;                 /* relative; never absolute, through "..", or with "//" */
+	char *from;                 /* f, in a union: the cached file to copy; else NULL */
+	char *owner;                /* in a union: the result it is from, for messages; else "" */
+	size_t order;               /* its line's position */
+};
+struct tree_manifest {
+	struct tree_entry *entries;
+	size_t n, cap;
+};
+/* Parse manifest `text` (not changed) into `m` (zeroed by the caller). `name` is for the
+ * message: -1 with *why as "NAME:3: malformed manifest line" (free it); release `m` all the
+ * same. A line with a sha256 that is not 64 lowercase hex digits, or a path that could leave
+ * its directory, is malformed. */
+int tree_manifest_parse(struct tree_manifest *m, const char *name, const char *text,
+                         char **why);
+void tree_manifest_release(struct tree_manifest *m);
+
+/* The parser under tree_manifest_parse(): `text` is changed in place, entries are appended to
+ * *out (n, cap), `files` (or NULL) prefixes each file's `from`, `owner` (or NULL) is copied
+ * into each entry. -1 with *why (free it). */
+int tree_manifest_parse_entries(const char *name, char *text, const char *files, const char *owner,
+                                struct tree_entry **out, size_t *n, size_t *cap, char **why);
+void tree_entries_free(struct tree_entry *e, size_t n);
+/* By path, then line order: for qsort and bsearch over entries. */
+int tree_entry_compare(const void *a, const void *b);
+
+/* The scan that writes a manifest: the tree at `root` walked with tree_walk(), one line per
+ * entry into `out` (the caller puts TREE_MANIFEST_HEADER first). Publishing (`normalise`)
+ * fixes modes (no set-id, sticky, group or other write; files read-only) and refuses what a
+ * sysroot must not hold (names or link targets with a tab or newline, other file types);
+ * checking takes the hash of a file unchanged since `published` from `known` (sorted by
+ * tree_entry_compare; NULL: hash every file). */
+struct tree_scan {
+	struct buf out;
+	bool normalise;
+	const struct tree_entry *known;
+	size_t n_known;
+	struct timespec published;   /* files changed after this are hashed again */
+};
+int tree_scan(struct tree_scan *s, const char *root);
 
 /* ---- a deterministic tar writer ----
  * What the remote cache's entries and the packages are: pax (restricted) tar through zstd or
