@@ -3,8 +3,6 @@
 #define _GNU_SOURCE
 #include "remote.h"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -291,11 +289,6 @@ static enum remote_outcome put_text(struct remote_cache *r, const char *name, co
 
 /* ---- packing and unpacking (manifests are cache.h's) ---- */
 
-static int entry_by_path(const void *a, const void *b)
-{
-	return strcmp(((const struct tree_entry *)a)->path, ((const struct tree_entry *)b)->path);
-}
-
 /* The result's files as a deterministic tar.zst (tree.h): entries in manifest order, each made
  * from the manifest (modes, owner 0, mtime 0), nothing from the file system but the bytes. */
 static int pack(const char *files, const struct tree_manifest *m, const char *out_path)
@@ -324,126 +317,6 @@ static int pack(const char *files, const struct tree_manifest *m, const char *ou
 /* The extractor failed to write an entry: our disk's fault (-1, said), or the entry's (1: the
  * extractor refused it, as libarchive's secure flags do a path through a link, so the entry is
  * refused, with the reason in `why`). */
-static int write_failed(struct archive *out, const char *dest, const char *name,
-                        struct buf *why)
-{
-	int e = archive_errno(out);
-	if (e == ENOSPC || e == EDQUOT || e == EIO || e == EROFS || e == ENOMEM || e == EMFILE ||
-	    e == ENFILE) {
-		error("cannot write '%s/%s': %s", dest, name, archive_error_string(out));
-		return -1;
-	}
-	buf_printf(why, "the extractor refused '%s' of its data: %s", name,
-	           archive_error_string(out));
-	return 1;
-}
-
-/* Unpack `archive_path` into the directory `dest`: each entry must be an entry of the
- * (signed) manifest `m`, sorted by path, of its type, size and link target, and appear once.
- * Returns 0; 1 if the archive is refused (`why` says why: also when the extractor refuses an
- * entry the signed manifest lists); -1 on a local error (a full disk). Entry names
- * are taken relative to `dest` (entered for the time being), with libarchive's secure flags:
- * no absolute path, no `..`, nothing through a link. */
-static int unpack(const char *archive_path, const char *dest, const struct tree_manifest *m,
-                  struct buf *why)
-{
-	bool *seen = xcalloc(m->n + 1, sizeof(*seen));
-	struct archive *in = archive_read_new();
-	struct archive *out = archive_write_disk_new();
-	archive_read_support_filter_zstd(in);
-	archive_read_support_format_tar(in);
-	archive_write_disk_set_options(out, ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_SECURE_NODOTDOT |
-	                               ARCHIVE_EXTRACT_SECURE_SYMLINKS |
-	                               ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS |
-	                               ARCHIVE_EXTRACT_NO_OVERWRITE);
-	int rc = -1;
-	int cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (cwd < 0 || chdir(dest) < 0) {
-		error("cannot enter '%s':", dest);
-		goto out;
-	}
-	if (archive_read_open_filename(in, archive_path, 1 << 17) != ARCHIVE_OK) {
-		buf_printf(why, "its data cannot be read: %s", archive_error_string(in));
-		rc = 1;
-		goto back;
-	}
-	for (;;) {
-		struct archive_entry *e;
-		int r = archive_read_next_header(in, &e);
-		if (r == ARCHIVE_EOF)
-			break;
-		if (r != ARCHIVE_OK) {
-			buf_printf(why, "its data is damaged: %s", archive_error_string(in));
-			rc = 1;
-			goto back;
-		}
-		const char *name = archive_entry_pathname(e);
-		/* tar writers end a directory's name with '/' */
-		char *bare = xstrdup(name ? name : "");
-		size_t len = strlen(bare);
-		while (len > 1 && bare[len - 1] == '/')
-			bare[--len] = '\0';
-		struct tree_entry key = {.path = bare};
-		const struct tree_entry *it = bsearch(&key, m->entries, m->n, sizeof(key),
-		                                       entry_by_path);
-		bool *it_seen = it ? &seen[it - m->entries] : NULL;
-		mode_t type = archive_entry_filetype(e);
-		const char *link = archive_entry_symlink(e);
-		bool fits = it && !*it_seen &&
-		            ((it->kind == 'd' && type == AE_IFDIR) ||
-		             (it->kind == 'f' && type == AE_IFREG && archive_entry_size(e) == it->size) ||
-		             (it->kind == 'l' && type == AE_IFLNK && link && !strcmp(link, it->value)));
-		bool refused = !fits || archive_entry_hardlink(e);
-		if (refused)
-			buf_printf(why, "its data holds '%s', which the signed manifest %s", bare,
-			           !it ? "does not list" : *it_seen ? "lists once" :
-			           "lists with another type, size or link target");
-		free(bare);
-		if (refused) {
-			rc = 1;
-			goto back;
-		}
-		*it_seen = true;
-		if (archive_write_header(out, e) != ARCHIVE_OK) {
-			rc = write_failed(out, dest, name, why);
-			goto back;
-		}
-		const void *block;
-		size_t size;
-		la_int64_t offset;
-		while ((r = archive_read_data_block(in, &block, &size, &offset)) == ARCHIVE_OK)
-			if (archive_write_data_block(out, block, size, offset) < ARCHIVE_OK) {
-				rc = write_failed(out, dest, name, why);
-				goto back;
-			}
-		if (r != ARCHIVE_EOF) {
-			buf_printf(why, "its data is damaged at '%s': %s", name, archive_error_string(in));
-			rc = 1;
-			goto back;
-		}
-		/* a warning here is a size or mode that could not be set: not a complete file */
-		if (archive_write_finish_entry(out) != ARCHIVE_OK) {
-			rc = write_failed(out, dest, name, why);
-			goto back;
-		}
-	}
-	if (archive_write_close(out) != ARCHIVE_OK)
-		error("cannot finish '%s': %s", dest, archive_error_string(out));
-	else
-		rc = 0;
-back:
-	if (fchdir(cwd) < 0) {
-		error("cannot return to the working directory:");
-		rc = -1;
-	}
-out:
-	if (cwd >= 0)
-		close(cwd);
-	archive_read_free(in);
-	archive_write_free(out);
-	free(seen);
-	return rc;
-}
 
 /* The message a signature is over: see remote.h. */
 static char *signed_message(const char *key, const char *output, const char *data_sha,
@@ -606,7 +479,7 @@ static int fetch_signed(struct pull *pl)
 		buf_printf(&pl->refused, "its signed manifest is malformed (%s)", malformed);
 		goto out;
 	}
-	qsort(pl->entries.entries, pl->entries.n, sizeof(*pl->entries.entries), entry_by_path);
+	qsort(pl->entries.entries, pl->entries.n, sizeof(*pl->entries.entries), tree_entry_by_path);
 	rc = 1;
 out:
 	buf_release(&sig.b);
@@ -680,7 +553,7 @@ int remote_pull(struct remote_cache *r, const char *stage_cache, const char *key
 	rc = fetch_data(&pl, data);
 	if (rc <= 0)
 		goto out;
-	rc = unpack(data, files, &pl.entries, &pl.refused);
+	rc = tree_tar_unpack(data, files, &pl.entries, &pl.refused);
 	if (rc != 0) {
 		rc = rc < 0 ? -1 : 0;
 		goto out;

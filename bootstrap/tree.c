@@ -454,3 +454,125 @@ int tree_tar_close(struct tree_tar *t, bool keep)
 	free(t);
 	return keep ? rc : -1;
 }
+
+/* ---- the checked unpacker ---- */
+
+int tree_entry_by_path(const void *a, const void *b)
+{
+	return strcmp(((const struct tree_entry *)a)->path, ((const struct tree_entry *)b)->path);
+}
+
+static int write_failed(struct archive *out, const char *dest, const char *name,
+                        struct buf *why)
+{
+	int e = archive_errno(out);
+	if (e == ENOSPC || e == EDQUOT || e == EIO || e == EROFS || e == ENOMEM || e == EMFILE ||
+	    e == ENFILE) {
+		error("cannot write '%s/%s': %s", dest, name, archive_error_string(out));
+		return -1;
+	}
+	buf_printf(why, "the extractor refused '%s' of its data: %s", name,
+	           archive_error_string(out));
+	return 1;
+}
+
+int tree_tar_unpack(const char *archive_path, const char *dest, const struct tree_manifest *m,
+                    struct buf *why)
+{
+	bool *seen = xcalloc(m->n + 1, sizeof(*seen));
+	struct archive *in = archive_read_new();
+	struct archive *out = archive_write_disk_new();
+	archive_read_support_filter_zstd(in);
+	archive_read_support_format_tar(in);
+	archive_write_disk_set_options(out, ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_SECURE_NODOTDOT |
+	                               ARCHIVE_EXTRACT_SECURE_SYMLINKS |
+	                               ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS |
+	                               ARCHIVE_EXTRACT_NO_OVERWRITE);
+	int rc = -1;
+	int cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cwd < 0 || chdir(dest) < 0) {
+		error("cannot enter '%s':", dest);
+		goto out;
+	}
+	if (archive_read_open_filename(in, archive_path, 1 << 17) != ARCHIVE_OK) {
+		buf_printf(why, "its data cannot be read: %s", archive_error_string(in));
+		rc = 1;
+		goto back;
+	}
+	for (;;) {
+		struct archive_entry *e;
+		int r = archive_read_next_header(in, &e);
+		if (r == ARCHIVE_EOF)
+			break;
+		if (r != ARCHIVE_OK) {
+			buf_printf(why, "its data is damaged: %s", archive_error_string(in));
+			rc = 1;
+			goto back;
+		}
+		const char *name = archive_entry_pathname(e);
+		/* tar writers end a directory's name with '/' */
+		char *bare = xstrdup(name ? name : "");
+		size_t len = strlen(bare);
+		while (len > 1 && bare[len - 1] == '/')
+			bare[--len] = '\0';
+		struct tree_entry key = {.path = bare};
+		const struct tree_entry *it = bsearch(&key, m->entries, m->n, sizeof(key),
+		                                       tree_entry_by_path);
+		bool *it_seen = it ? &seen[it - m->entries] : NULL;
+		mode_t type = archive_entry_filetype(e);
+		const char *link = archive_entry_symlink(e);
+		bool fits = it && !*it_seen &&
+		            ((it->kind == 'd' && type == AE_IFDIR) ||
+		             (it->kind == 'f' && type == AE_IFREG && archive_entry_size(e) == it->size) ||
+		             (it->kind == 'l' && type == AE_IFLNK && link && !strcmp(link, it->value)));
+		bool refused = !fits || archive_entry_hardlink(e);
+		if (refused)
+			buf_printf(why, "its data holds '%s', which the signed manifest %s", bare,
+			           !it ? "does not list" : *it_seen ? "lists once" :
+			           "lists with another type, size or link target");
+		free(bare);
+		if (refused) {
+			rc = 1;
+			goto back;
+		}
+		*it_seen = true;
+		if (archive_write_header(out, e) != ARCHIVE_OK) {
+			rc = write_failed(out, dest, name, why);
+			goto back;
+		}
+		const void *block;
+		size_t size;
+		la_int64_t offset;
+		while ((r = archive_read_data_block(in, &block, &size, &offset)) == ARCHIVE_OK)
+			if (archive_write_data_block(out, block, size, offset) < ARCHIVE_OK) {
+				rc = write_failed(out, dest, name, why);
+				goto back;
+			}
+		if (r != ARCHIVE_EOF) {
+			buf_printf(why, "its data is damaged at '%s': %s", name, archive_error_string(in));
+			rc = 1;
+			goto back;
+		}
+		/* a warning here is a size or mode that could not be set: not a complete file */
+		if (archive_write_finish_entry(out) != ARCHIVE_OK) {
+			rc = write_failed(out, dest, name, why);
+			goto back;
+		}
+	}
+	if (archive_write_close(out) != ARCHIVE_OK)
+		error("cannot finish '%s': %s", dest, archive_error_string(out));
+	else
+		rc = 0;
+back:
+	if (fchdir(cwd) < 0) {
+		error("cannot return to the working directory:");
+		rc = -1;
+	}
+out:
+	if (cwd >= 0)
+		close(cwd);
+	archive_read_free(in);
+	archive_write_free(out);
+	free(seen);
+	return rc;
+}

@@ -138,4 +138,16 @@ int tree_tar_add(struct tree_tar *t, const struct tree_tar_entry *e, const void 
 /* Finish and rename into place (`keep`), or abandon (nothing left). Frees `t`. 0 or -1. */
 int tree_tar_close(struct tree_tar *t, bool keep);
 
+/* ---- the checked unpacker ----
+ * Unpack `archive_path` (tar, zstd) into the directory `dest`: each entry must be an entry of
+ * the (signed) manifest `m`, sorted by tree_entry_by_path, of its type, size and link target,
+ * and appear once. Returns 0; 1 if the archive is refused (`why` says why: also when the
+ * extractor refuses an entry the manifest lists); -1 on a local error (a full disk). Entry
+ * names are taken relative to `dest` (entered for the time being), with libarchive's secure
+ * flags: no absolute path, no `..`, nothing through a link. */
+int tree_tar_unpack(const char *archive_path, const char *dest, const struct tree_manifest *m,
+                    struct buf *why);
+/* By path alone: each path is in a manifest once. */
+int tree_entry_by_path(const void *a, const void *b);
+
 #endif
