@@ -704,6 +704,9 @@ static void remove_leftovers(const struct plan *p)
 	strlist_release(&names);
 	free(src);
 	cache_remove_leftovers(p->dirs.stage_cache);
+	char *build = path_join(p->dirs.work, "build");
+	run_reap_steps(build);   /* we hold the work directory: no live run has steps there */
+	free(build);
 }
 
 /* The chain of dependent nodes with the largest summed run time: what bounds the wall time

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "run.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -242,13 +244,45 @@ static int sandbox_args_build(struct sandbox_args *a, const struct run_sandbox *
 	return rc;
 }
 
-/* fork, then in the child: drop to the step user (as root), keep the bound descriptors, exec
- * bwrap. The same descriptors, signals and process group as spawn(). */
+/* The step's watchman: when crossroot dies (even by SIGKILL) or stops the step (a signal to
+ * its group), the whole process group dies. bwrap's own --die-with-parent takes effect only
+ * once its sandbox is set up: a bwrap killed before that left its child blocked for good
+ * (waiting for the user namespace's maps), one leftover process per interrupted step. */
+static void kill_group(int sig)
+{
+	(void)sig;
+	kill(0, SIGKILL);
+}
+
+/* In the sandboxed child, before exec: drop to the step user (as root), keep the bound
+ * descriptors, exec bwrap. No allocation: this runs between fork and exec. */
+static void exec_bwrap(const struct sandbox_args *a, char *const env[], bool drop, uid_t uid,
+                       gid_t gid)
+{
+	for (size_t i = 0; i < a->n_fds; i++)
+		fcntl(a->fds[i], F_SETFD, 0);
+	if (drop && stage_binds(a) < 0) {
+		dprintf(2, "crossroot: cannot prepare the step's directories: %s\n", strerror(errno));
+		_exit(127);
+	}
+	if (drop && (setgroups(0, NULL) < 0 || setgid(gid) < 0 || setuid(uid) < 0)) {
+		dprintf(2, "crossroot: cannot become the step user %ld: %s\n", (long)uid,
+		        strerror(errno));
+		_exit(127);
+	}
+	execve(a->argv.v[0], a->argv.v, env ? env : environ);
+	dprintf(2, "crossroot: cannot run '%s': %s\n", a->argv.v[0], strerror(errno));
+	_exit(127);
+}
+
+/* fork the watchman (leader of the step's process group), which forks bwrap and passes on
+ * how it ended. The same descriptors, signals and process group as spawn(). */
 static pid_t spawn_sandboxed(struct sandbox_args *a, char *const env[], int out_fd)
 {
 	uid_t uid;
 	gid_t gid;
 	bool drop = run_step_owner(&uid, &gid);
+	pid_t crossroot = getpid();
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0) {
@@ -261,7 +295,6 @@ static pid_t spawn_sandboxed(struct sandbox_args *a, char *const env[], int out_
 		sigemptyset(&none);
 		for (int sig = 1; sig < NSIG; sig++)
 			signal(sig, SIG_DFL);
-		sigprocmask(SIG_SETMASK, &none, NULL);
 		int in = open("/dev/null", O_RDONLY);
 		if (in >= 0 && in != 0) {
 			dup2(in, 0);
@@ -271,23 +304,64 @@ static pid_t spawn_sandboxed(struct sandbox_args *a, char *const env[], int out_
 			dup2(out_fd, 1);
 			dup2(out_fd, 2);
 		}
-		for (size_t i = 0; i < a->n_fds; i++)
-			fcntl(a->fds[i], F_SETFD, 0);
-		if (drop && stage_binds(a) < 0) {
-			dprintf(2, "crossroot: cannot prepare the step's directories: %s\n", strerror(errno));
-			_exit(127);
+		signal(SIGTERM, kill_group);
+		signal(SIGINT, kill_group);
+		signal(SIGHUP, kill_group);
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != crossroot)   /* crossroot died before the line above */
+			kill_group(0);
+		pid_t child = fork();
+		if (child == 0) {
+			for (int sig = 1; sig < NSIG; sig++)
+				signal(sig, SIG_DFL);
+			sigprocmask(SIG_SETMASK, &none, NULL);
+			exec_bwrap(a, env, drop, uid, gid);
 		}
-		if (drop && (setgroups(0, NULL) < 0 || setgid(gid) < 0 || setuid(uid) < 0)) {
-			dprintf(2, "crossroot: cannot become the step user %ld: %s\n", (long)uid,
-			        strerror(errno));
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		int status = 0;
+		while (child > 0 && waitpid(child, &status, 0) < 0 && errno == EINTR)
+			;
+		if (child < 0)
 			_exit(127);
+		if (WIFSIGNALED(status)) {   /* the same words for crossroot: killed by signal N */
+			signal(WTERMSIG(status), SIG_DFL);
+			kill(getpid(), WTERMSIG(status));
 		}
-		execve(a->argv.v[0], a->argv.v, env ? env : environ);
-		dprintf(2, "crossroot: cannot run '%s': %s\n", a->argv.v[0], strerror(errno));
-		_exit(127);
+		_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 127);
 	}
 	setpgid(pid, pid);
 	return pid;
+}
+
+void run_reap_steps(const char *dir)
+{
+	const char *bwrap = bwrap_path();
+	DIR *proc = bwrap ? opendir("/proc") : NULL;
+	if (!proc)
+		return;
+	size_t dir_len = strlen(dir);
+	struct dirent *e;
+	while ((e = readdir(proc))) {
+		long pid = strtol(e->d_name, NULL, 10);
+		if (pid <= 0 || pid == getpid())
+			continue;
+		char path[64], args[8192];
+		snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd < 0 ? -1 : read(fd, args, sizeof(args) - 1);
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0 || strcmp(args, bwrap) != 0)
+			continue;
+		args[n] = '\0';
+		/* one of its arguments is a directory the step was given below `dir` */
+		for (const char *a = args; a < args + n; a += strlen(a) + 1)
+			if (strncmp(a, dir, dir_len) == 0 && a[dir_len] == '/') {
+				kill((pid_t)pid, SIGKILL);
+				break;
+			}
+	}
+	closedir(proc);
 }
 
 bool run_isolation(void)

@@ -37,6 +37,11 @@ struct run_sandbox {
  * the group die with its PID namespace). Returns the pid, or -1 after error(). */
 pid_t run_step(const char *command, const char *cwd, char *const env[], int out_fd,
                const struct run_sandbox *sb);
+/* Kill what is left of sandboxed steps of a dead run whose stage directories are below `dir`
+ * (work/build): a bwrap killed in the few milliseconds before its sandbox is set up leaves its
+ * child waiting forever (its own --die-with-parent is not armed yet), and a kill of a whole
+ * session can race with the clone. Only the holder of the work directory's lock calls it. */
+void run_reap_steps(const char *dir);
 /* Can steps be sandboxed here (bwrap installed, namespaces allowed)? Probed once by running
  * bwrap; on the first false a warning says why, once per process. */
 bool run_isolation(void);

@@ -101,4 +101,19 @@ run $C build toy
 check "the run after SIGINT completes" 0 "sysroot toy"
 snapshot "$W/out/toy" >"$T/rerun.snapshot"
 assert "and gives the clean sysroot" cmp -s "$T/clean.snapshot" "$T/rerun.snapshot"
+
+# a sandbox a dead run left behind (a bwrap killed while it set up leaves its child waiting
+# for good): the next build of the work directory ends it
+if command -v bwrap >/dev/null; then
+	mkdir -p "$W/work/build/toy/left"
+	"$(command -v bwrap)" --unshare-pid --ro-bind / / --dev /dev --proc /proc --chdir "$W/work/build/toy/left" -- sleep 307 &
+	left=$!
+	sleep 0.3
+	rm -rf "$W/out"
+	run $C build toy
+	check "a build after a dead run's leftover sandbox" 0 "sysroot toy"
+	sleep 0.2
+	assert "the leftover sandbox is gone" sh -c "! kill -0 $left 2>/dev/null && ! pgrep -f 'sleep 30[7]' >/dev/null"
+	kill -9 "$left" 2>/dev/null
+fi
 finish
