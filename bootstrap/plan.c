@@ -287,6 +287,8 @@ static struct node *stage_node(struct plan *p, struct recipes *r, struct target 
 	struct node **trees = xcalloc(s->sources.n + 1, sizeof(*trees));
 	for (size_t i = 0; i < s->sources.n; i++) {
 		struct source *src = recipes_source_for(r, t, s->sources.v[i], NULL);
+		if (src && i == 0)
+			src = recipes_source_view(r, src, s);
 		trees[i] = src ? tree_node(p, src, recipes_patch_set(t, s->sources.v[i])) : NULL;
 		if (!trees[i]) {
 			free(deps);
@@ -400,16 +402,27 @@ static void own_inputs(const struct plan *p, struct node *n)
 		}
 }
 
+void plan_provided(const struct node *tools, const struct target *t, struct strlist *out)
+{
+	const struct stage *s = tools->stage;
+	/* ${major}: the first source's version up to its first dot (clang 19.1.7's resource
+	 * directory is lib/clang/19) */
+	const char *version = s->sources.n && tools->trees ? tools->trees[0]->source->version : "";
+	char *major = xstrndup(version, strcspn(version, "."));
+	for (size_t j = 0; j < s->provides.n; j++) {
+		char *value = str_replace_all(s->provides.v[j], "${triple}", t->triple);
+		strlist_take(out, str_replace_all(value, "${major}", major));
+		free(value);
+	}
+	free(major);
+}
+
 /* The tools a sysroot stage's compilers come from: its toolchain stages' `provides`. */
 static void stage_provided(struct node *n)
 {
-	for (size_t i = 0; i < n->n_stage_deps; i++) {
-		const struct stage *s = n->stage_deps[i]->stage;
-		if (strlist_has(&n->toolchain, s->name))
-			for (size_t j = 0; j < s->provides.n; j++)
-				strlist_take(&n->provided, str_replace_all(s->provides.v[j], "${triple}",
-				                                        n->target->triple));
-	}
+	for (size_t i = 0; i < n->n_stage_deps; i++)
+		if (strlist_has(&n->toolchain, n->stage_deps[i]->stage->name))
+			plan_provided(n->stage_deps[i], n->target, &n->provided);
 }
 
 static void stage_vars(const struct plan *p, struct node *n)
