@@ -132,8 +132,12 @@ static struct node *tree_node(struct plan *p, struct source *s, const char *set)
 	n->source = s;
 	n->patches = patches;
 	n->inputs = inputs;   /* the patch lines, which the stages using this tree key on too */
-	n->label = set ? xasprintf("source %s %s + %s", s->name, s->version, set)
-	               : xasprintf("source %s %s", s->name, s->version);
+	/* a stage's view (its own extract list) is named by the stage it is for */
+	const char *part = s->base ? strrchr(s->id, '/') + 1 : NULL;
+	char *what = part ? xasprintf("source %s %s, %s's part", s->name, s->version, part)
+	                  : xasprintf("source %s %s", s->name, s->version);
+	n->label = set ? xasprintf("%s + %s", what, set) : xstrdup(what);
+	free(what);
 	n->tree_dir = xasprintf("%s/src/%s-%s-%.12s", p->dirs.work, s->name, s->version, key);
 	return n;
 }
