@@ -37,13 +37,17 @@ static int write_script(const char *bin, const struct target *t, const char *suf
 	return rc;
 }
 
-/* A tool in a wrapper script: the provided one (relative to the script, so the sysroot can
- * move) or the host LLVM's. */
+/* A tool in a wrapper script: the provided one, or its LLVM's (relative to the script, so
+ * the sysroot can move), or the host LLVM's. */
 static char *tool_command(const struct host_llvm *h, const struct strlist *provided,
                           const char *name, const char *host_name)
 {
-	const char *rel = toolchain_var(provided, name);
-	return rel ? xasprintf("\"$d/../toolchain/%s\"", rel) : xasprintf("%s/%s", h->bin, host_name);
+	if (!toolchain_var(provided, name) && !toolchain_var(provided, "llvm_bin"))
+		return xasprintf("%s/%s", h->bin, host_name);
+	char *tool = toolchain_tool(h, provided, "$d/../toolchain", name, host_name);
+	char *quoted = xasprintf("\"%s\"", tool);
+	free(tool);
+	return quoted;
 }
 
 /* The host LLVM is the one thing a moved or unpacked sysroot needs from the machine (the
@@ -59,10 +63,10 @@ static char *host_check(const struct host_llvm *h, const char *tool)
 	                 h->clang_version, h->clang_version, h->clang_version);
 }
 
-static char *clang_config(const struct host_llvm *h, const struct target *t, const char *root)
+static char *clang_config(const char *clang_version, const struct target *t, const char *root)
 {
 	char *builtins = xasprintf("usr/lib/clang/%s/lib/%s/libclang_rt.builtins.a",
-	                           h->clang_version, t->triple);
+	                           clang_version, t->triple);
 	bool libcxx = has(root, "usr/lib/libc++.a") || has(root, "usr/lib/libc++.so");
 	bool libstdcxx = !libcxx && (has(root, "usr/lib/libstdc++.a") || has(root, "usr/lib/libstdc++.so"));
 	/* GCC's runtime: libgcc_s, or a GCC installation (usr/lib/gcc/<triple>/<version>, where
@@ -85,7 +89,7 @@ static char *clang_config(const struct host_llvm *h, const struct target *t, con
 	buf_puts(&cfg, "-Wl,--undefined-version\n");
 	if (compiler_rt)
 		buf_printf(&cfg, "-resource-dir=<CFGDIR>/../usr/lib/clang/%s\n--rtlib=compiler-rt\n"
-		           "--unwindlib=%s\n", h->clang_version, libunwind ? "libunwind" : "none");
+		           "--unwindlib=%s\n", clang_version, libunwind ? "libunwind" : "none");
 	else if (libgcc)
 		buf_puts(&cfg, "--rtlib=libgcc\n--unwindlib=libgcc\n");
 	/* C++ headers from this sysroot only: clang would otherwise prefer a libc++ installed
@@ -492,7 +496,9 @@ int crossfiles_write(const struct host_llvm *h, const struct target *t,
 		free(share);
 		return -1;
 	}
-	char *cfg = clang_config(h, t, root);
+	char *clang_version = toolchain_clang_version(h, provided);
+	char *cfg = clang_config(clang_version, t, root);
+	free(clang_version);
 	char *cfg_name = xasprintf("%s.cfg", t->name);
 	int rc = write_text(bin, cfg_name, cfg, 0644);
 	free(cfg);

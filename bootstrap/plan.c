@@ -132,8 +132,12 @@ static struct node *tree_node(struct plan *p, struct source *s, const char *set)
 	n->source = s;
 	n->patches = patches;
 	n->inputs = inputs;   /* the patch lines, which the stages using this tree key on too */
-	n->label = set ? xasprintf("source %s %s + %s", s->name, s->version, set)
-	               : xasprintf("source %s %s", s->name, s->version);
+	/* a stage's view (its own extract list) is named by the stage it is for */
+	const char *part = s->base ? strrchr(s->id, '/') + 1 : NULL;
+	char *what = part ? xasprintf("source %s %s, %s's part", s->name, s->version, part)
+	                  : xasprintf("source %s %s", s->name, s->version);
+	n->label = set ? xasprintf("%s + %s", what, set) : xstrdup(what);
+	free(what);
 	n->tree_dir = xasprintf("%s/src/%s-%s-%.12s", p->dirs.work, s->name, s->version, key);
 	return n;
 }
@@ -304,6 +308,8 @@ static struct node *stage_node(struct plan *p, struct recipes *r, struct target 
 	struct node **trees = xcalloc(s->sources.n + 1, sizeof(*trees));
 	for (size_t i = 0; i < s->sources.n; i++) {
 		struct source *src = recipes_source_for(r, t, s->sources.v[i], NULL);
+		if (src && i == 0)
+			src = recipes_source_view(r, src, s);
 		trees[i] = src ? tree_node(p, src, recipes_patch_set(t, s->sources.v[i])) : NULL;
 		if (!trees[i]) {
 			free(deps);
@@ -452,16 +458,27 @@ static void own_inputs(const struct plan *p, struct node *n)
 		}
 }
 
+void plan_provided(const struct node *tools, const struct target *t, struct strlist *out)
+{
+	const struct stage *s = tools->stage;
+	/* ${major}: the first source's version up to its first dot (clang 19.1.7's resource
+	 * directory is lib/clang/19) */
+	const char *version = s->sources.n && tools->trees ? tools->trees[0]->source->version : "";
+	char *major = xstrndup(version, strcspn(version, "."));
+	for (size_t j = 0; j < s->provides.n; j++) {
+		char *value = str_replace_all(s->provides.v[j], "${triple}", t->triple);
+		strlist_take(out, str_replace_all(value, "${major}", major));
+		free(value);
+	}
+	free(major);
+}
+
 /* The tools a sysroot stage's compilers come from: its toolchain stages' `provides`. */
 static void stage_provided(struct node *n)
 {
-	for (size_t i = 0; i < n->n_stage_deps; i++) {
-		const struct stage *s = n->stage_deps[i]->stage;
-		if (strlist_has(&n->toolchain, s->name))
-			for (size_t j = 0; j < s->provides.n; j++)
-				strlist_take(&n->provided, str_replace_all(s->provides.v[j], "${triple}",
-				                                        n->target->triple));
-	}
+	for (size_t i = 0; i < n->n_stage_deps; i++)
+		if (strlist_has(&n->toolchain, n->stage_deps[i]->stage->name))
+			plan_provided(n->stage_deps[i], n->target, &n->provided);
 }
 
 static void stage_vars(const struct plan *p, struct node *n)

@@ -143,6 +143,9 @@ int plan_remember(const struct plan *p, const struct node *n);
 size_t plan_target_stages(const struct plan *p, const struct target *t, struct node ***out);
 /* The tools stages a target's compilers come from, and their tools dependencies. */
 size_t plan_toolchain_stages(const struct plan *p, const struct target *t, struct node ***out);
+/* What tools stage node `tools` provides to target `t`'s stages: name, path under the tools
+ * prefix, ..., with ${triple} and ${major} (its first source's major version) filled in. */
+void plan_provided(const struct node *tools, const struct target *t, struct strlist *out);
 /* Is stage node `n` replaced by another of `set` (its `supersedes`)? Such a node's output is
  * left out wherever the set is installed together. */
 bool plan_superseded(const struct node *n, struct node *const set[], size_t count);

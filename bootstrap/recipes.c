@@ -38,6 +38,12 @@ void recipes_init(struct recipes *r, const char *root)
 
 static void source_free(struct source *s)
 {
+	if (s->base) {   /* a view owns only its id and extract list */
+		strlist_release(&s->extract);
+		free(s->id);
+		free(s);
+		return;
+	}
 	for (size_t i = 0; i < s->n_origins; i++) {
 		struct origin *o = &s->origins[i];
 		free(o->url);
@@ -70,6 +76,7 @@ static void stage_free(struct stage *s)
 	strlist_release(&s->toolchain);
 	strlist_release(&s->supersedes);
 	strlist_release(&s->machine);
+	strlist_release(&s->extract);
 	strlist_release(&s->vars);
 	free(s->name);
 	free(s->path);
@@ -353,6 +360,33 @@ bool recipes_is_role(const char *name)
 	return strcmp(name, "libc") == 0 || strcmp(name, "libc-headers") == 0;
 }
 
+bool recipes_is_llvm_dir(const char *name)
+{
+	return strcmp(name, "llvm_bin") == 0 || strcmp(name, "clang_resource_dir") == 0;
+}
+
+struct source *recipes_source_view(struct recipes *r, struct source *src, const struct stage *s)
+{
+	if (!s->has_extract)
+		return src;
+	char *id = xasprintf("%s/%s", src->id, s->name);   /* no file is named so */
+	for (size_t i = 0; i < r->n_sources; i++)
+		if (strcmp(r->sources[i]->id, id) == 0) {
+			free(id);
+			return r->sources[i];
+		}
+	struct source *v = xmalloc(sizeof(*v));
+	*v = *src;
+	v->base = src;
+	v->id = id;
+	v->extract = (struct strlist){0};
+	for (size_t i = 0; i < s->extract.n; i++)
+		strlist_add(&v->extract, s->extract.v[i]);
+	r->sources = xrealloc(r->sources, (r->n_sources + 1) * sizeof(*r->sources));
+	r->sources[r->n_sources++] = v;
+	return v;
+}
+
 bool recipes_is_tool(const char *name)
 {
 	static const char *const tools[] = {"cc", "cxx", "cpp", "ar", "ranlib", "nm", "objcopy",
@@ -431,6 +465,8 @@ static void stage_hash(struct stage *s)
 		digest_update_string(&d, "debug split");
 	if (s->has_machine)
 		hash_list(&d, "machine", &s->machine);
+	if (s->has_extract)
+		hash_list(&d, "extract", &s->extract);
 	if (s->vars.n)
 		hash_list(&d, "vars", &s->vars);
 	digest_update_string(&d, s->exclusive ? "exclusive" : "shared");
@@ -595,7 +631,7 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 	static const char *const allowed[] = {"name", "description", "sources", "depends",
 	                                      "steps", "exclusive", "installs", "provides",
 	                                      "unsupported", "toolchain", "supersedes", "debug",
-	                                      "machine", "vars", NULL};
+	                                      "machine", "vars", "extract", NULL};
 	static const char *const required[] = {"steps", NULL};   /* the name is the file's */
 	struct yamlfile f;
 	if (open_recipe(&f, r, "stages", "stage", name, from) < 0) {
@@ -632,13 +668,17 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 	if (provides && s->installs != INSTALLS_TOOLS)
 		yamlfile_error(&f, provides, "only a stage with 'installs: tools' provides tools");
 	for (size_t i = 0; i + 1 < s->provides.n; i += 2) {
-		if (!recipes_is_tool(s->provides.v[i]))
-			yamlfile_error(&f, provides, "unknown tool '%s' (tools: %s)", s->provides.v[i],
-			               TOOL_NAMES);
-		/* ${triple} is the one variable a path may hold (GCC names its drivers by it) */
+		if (!recipes_is_tool(s->provides.v[i]) && !recipes_is_llvm_dir(s->provides.v[i]))
+			yamlfile_error(&f, provides, "unknown tool '%s' (tools: %s; directories: "
+			               "llvm_bin, clang_resource_dir)", s->provides.v[i], TOOL_NAMES);
+		/* ${triple} (GCC names its drivers by it) and ${major} (the major version of the
+		 * stage's first source: clang names its resource directory by it) are the variables
+		 * a path may hold */
 		char *rel = xstrdup(s->provides.v[i + 1]);
 		for (char *v; (v = strstr(rel, "${triple}"));)
 			memmove(v, v + 9, strlen(v + 9) + 1);
+		for (char *v; (v = strstr(rel, "${major}"));)
+			memmove(v, v + 8, strlen(v + 8) + 1);
 		bool bad = rel[0] == '/' || strstr(rel, "..") || !safe_value(rel);
 		free(rel);
 		if (bad)
@@ -683,6 +723,12 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 	s->has_machine = machine != NULL;
 	if (machine)
 		check_machine(&f, machine, s);
+	yaml_node_t *extract = yamlfile_get(&f, root, "extract");
+	yamlfile_strings(&f, extract, "extract", &s->extract);
+	s->has_extract = extract != NULL;
+	if (extract && !sources)
+		yamlfile_error(&f, extract, "'extract' names parts of the stage's first source, and "
+		               "it has none");
 	read_vars(&f, root, "a recipe cannot give it a default", &s->vars);
 	stage_hash(s);
 	/* Resolve what this stage names, reporting at the mention. */

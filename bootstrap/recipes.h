@@ -56,6 +56,8 @@ struct source {
 	char *member;               /* the archive to extract is this member of the downloaded
 	                               one (Debian's gcc orig tarball holds upstream's); or NULL */
 	char member_sha256[DIGEST_HEX_LEN + 1];   /* its pin, checked before it is used */
+	const struct source *base;  /* a stage's own view of this source (its `extract`): every
+	                               field but id and extract is borrowed from base; or NULL */
 };
 
 struct step {
@@ -95,6 +97,10 @@ struct stage {
 	                               cpu_family, cpu, endian, static), so targets that agree on
 	                               them share the stage (Linux's headers, by linux_arch) */
 	struct strlist machine;
+	bool has_extract;           /* `extract:` given: the parts of its first source (${src})
+	                               this stage extracts, over the source's own list (the
+	                               compiler needs llvm/ and clang/, the runtimes do not) */
+	struct strlist extract;
 	bool split_debug;           /* `debug: split`: after its steps, the DWARF of what it
 	                               installed moves to usr/lib/debug (see debuginfo.h) */
 	struct strlist vars;        /* name, default, ...: the value of ${name} for a target whose
@@ -169,6 +175,10 @@ struct source *recipes_source(struct recipes *r, const char *id, const struct lo
  * `from` (may be NULL) is where the name was mentioned. */
 struct source *recipes_source_for(struct recipes *r, const struct target *t, const char *name,
                                   const struct location *from);
+/* The source stage `s` extracts where it names `src` as its first source: `src` itself, or
+ * (the stage gives `extract:`) a view of it with the stage's extract list, made once and
+ * owned by `r`. Its identity differs from the source's, so it is a tree of its own. */
+struct source *recipes_source_view(struct recipes *r, struct source *src, const struct stage *s);
 /* The patch set target `t` applies to source `name` (its `patches` map), or NULL. */
 const char *recipes_patch_set(const struct target *t, const char *name);
 /* Why stage `s` cannot be built for `t` (a reason from its `unsupported` map), or NULL. A
@@ -184,6 +194,10 @@ const char *recipes_substitute(const struct target *t, const char *name);
 bool recipes_is_role(const char *name);
 /* Is `name` a tool a toolchain stage can provide (cc, cxx, ar, ...)? */
 bool recipes_is_tool(const char *name);
+/* Is `name` something else a toolchain stage can provide: llvm_bin (the directory of its
+ * LLVM tools) or clang_resource_dir (its clang's resource directory)? They replace the host
+ * LLVM's ${llvm_bin}, ${clang}, ${clang_resource_dir} and ${clang_version}. */
+bool recipes_is_llvm_dir(const char *name);
 /* Is `name` a variable the engine sets (a target may not override it)? */
 bool recipes_reserved_variable(const char *name);
 /* Names of all targets/<name>.yaml, sorted. */

@@ -80,9 +80,7 @@ int sysroot_assemble(const struct plan *p, const struct target *t)
 	for (size_t i = 0; i < n_tools; i++) {
 		digest_update_string(&d, tools[i]->output);
 		if (strlist_has(&t->toolchain, tools[i]->stage->name))
-			for (size_t j = 0; j < tools[i]->stage->provides.n; j++)
-				strlist_take(&provided, str_replace_all(tools[i]->stage->provides.v[j],
-				                                        "${triple}", t->triple));
+			plan_provided(tools[i], t, &provided);
 	}
 	char *overlay = sysroot_overlay_dir(&p->dirs, t->name);
 	overlay_digest(&d, overlay);

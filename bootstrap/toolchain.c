@@ -293,6 +293,34 @@ const char *const toolchain_llvm_tools[][2] = {
 };
 const size_t toolchain_n_llvm_tools = sizeof(toolchain_llvm_tools) / sizeof(toolchain_llvm_tools[0]);
 
+char *toolchain_llvm_bin(const struct host_llvm *h, const struct strlist *provided,
+                         const char *prefix)
+{
+	const char *rel = toolchain_var(provided, "llvm_bin");
+	return rel ? path_join(prefix, rel) : xstrdup(h->bin);
+}
+
+char *toolchain_clang_version(const struct host_llvm *h, const struct strlist *provided)
+{
+	const char *rel = toolchain_var(provided, "clang_resource_dir");
+	if (!rel)
+		return xstrdup(h->clang_version);
+	const char *base = strrchr(rel, '/');
+	return xstrdup(base ? base + 1 : rel);
+}
+
+char *toolchain_tool(const struct host_llvm *h, const struct strlist *provided,
+                     const char *prefix, const char *name, const char *llvm_name)
+{
+	const char *rel = toolchain_var(provided, name);
+	if (rel)
+		return path_join(prefix, rel);
+	char *bin = toolchain_llvm_bin(h, provided, prefix);
+	char *tool = path_join(bin, llvm_name);
+	free(bin);
+	return tool;
+}
+
 /* Is a provided compiler a clang (takes --target and clang's runtime flags)? */
 bool toolchain_is_clang(const char *driver)
 {
@@ -310,9 +338,18 @@ void toolchain_stage_vars(const struct host_llvm *h, const struct target *t,
 	/* Builds must not leak the work directory's path into their output. */
 	buf_printf(&cflags, "%s%s-ffile-prefix-map=%s=/crossroot", tflags.s ? tflags.s : "",
 	           tflags.len ? " " : "", paths->work);
-	char *resource = xasprintf("%s/usr/lib/clang/%s", paths->sysroot, h->clang_version);
+	/* The clang that builds the stage: the host's, or a toolchain stage's LLVM (llvm_bin and
+	 * clang_resource_dir provided), whose version names the sysroot's resource directory */
+	char *llvm_bin = toolchain_llvm_bin(h, provided, paths->tools);
+	char *clang_version = toolchain_clang_version(h, provided);
+	const char *resource_rel = toolchain_var(provided, "clang_resource_dir");
+	char *clang_resource = resource_rel ? path_join(paths->tools, resource_rel)
+	                                    : xstrdup(h->resource_dir);
+	char *resource = xasprintf("%s/usr/lib/clang/%s", paths->sysroot, clang_version);
 	char *host_cc = path_join(h->bin, "clang");
 	char *host_cxx = path_join(h->bin, "clang++");
+	char *clang_cc = path_join(llvm_bin, "clang");
+	char *clang_cxx = path_join(llvm_bin, "clang++");
 	char number[16];
 	snprintf(number, sizeof(number), "%d", jobs);
 
@@ -322,7 +359,7 @@ void toolchain_stage_vars(const struct host_llvm *h, const struct target *t,
 	set_var(vars, "cflags", cflags.s);
 	set_var(vars, "jobs", number);
 	set_var(vars, "prefix", "/usr");
-	set_var(vars, "llvm_bin", h->bin);
+	set_var(vars, "llvm_bin", llvm_bin);
 	set_var(vars, "host_cc", host_cc);
 	set_var(vars, "host_cxx", host_cxx);
 	if (h->gcc_identity[0]) {   /* else ${host_gcc} is an unknown variable at its step */
@@ -331,10 +368,10 @@ void toolchain_stage_vars(const struct host_llvm *h, const struct target *t,
 	} else if (h->gcc_missing) {   /* which that error names */
 		set_var(vars, ".host_gcc_missing", h->gcc_missing);
 	}
-	set_var(vars, "clang", host_cc);
-	set_var(vars, "clangxx", host_cxx);
-	set_var(vars, "clang_resource_dir", h->resource_dir);
-	set_var(vars, "clang_version", h->clang_version);
+	set_var(vars, "clang", clang_cc);
+	set_var(vars, "clangxx", clang_cxx);
+	set_var(vars, "clang_resource_dir", clang_resource);
+	set_var(vars, "clang_version", clang_version);
 	set_var(vars, "sysroot", paths->sysroot);
 	set_var(vars, "tools", paths->tools);
 	set_var(vars, "resource_dir", resource);
@@ -350,10 +387,9 @@ void toolchain_stage_vars(const struct host_llvm *h, const struct target *t,
 	set_var(vars, "cmake_shared", t->static_only ? "OFF" : "ON");
 	set_var(vars, "configure_shared", t->static_only ? "--disable-shared" : "--enable-shared");
 
-	/* The compilers: a provided driver, else the host clang. */
-	const char *cc_rel = toolchain_var(provided, "cc"), *cxx_rel = toolchain_var(provided, "cxx");
-	char *cc_driver = cc_rel ? path_join(paths->tools, cc_rel) : xstrdup(host_cc);
-	char *cxx_driver = cxx_rel ? path_join(paths->tools, cxx_rel) : xstrdup(host_cxx);
+	/* The compilers: a provided driver, else the clang of ${llvm_bin}. */
+	char *cc_driver = toolchain_tool(h, provided, paths->tools, "cc", "clang");
+	char *cxx_driver = toolchain_tool(h, provided, paths->tools, "cxx", "clang++");
 	bool clang = toolchain_is_clang(cc_driver);
 	char *flags = clang ? xasprintf("--target=%s --sysroot=%s -resource-dir=%s -fuse-ld=lld "
 	                                "--rtlib=compiler-rt --unwindlib=none %s", t->triple,
@@ -369,8 +405,8 @@ void toolchain_stage_vars(const struct host_llvm *h, const struct target *t,
 	set_var(vars, "cpp", v);
 	free(v);
 	for (size_t i = 0; i < toolchain_n_llvm_tools; i++) {
-		const char *rel = toolchain_var(provided, toolchain_llvm_tools[i][0]);
-		v = rel ? path_join(paths->tools, rel) : path_join(h->bin, toolchain_llvm_tools[i][1]);
+		v = toolchain_tool(h, provided, paths->tools, toolchain_llvm_tools[i][0],
+		                   toolchain_llvm_tools[i][1]);
 		set_var(vars, toolchain_llvm_tools[i][0], v);
 		free(v);
 	}
@@ -386,6 +422,11 @@ void toolchain_stage_vars(const struct host_llvm *h, const struct target *t,
 	free(resource);
 	free(host_cc);
 	free(host_cxx);
+	free(clang_cc);
+	free(clang_cxx);
+	free(clang_resource);
+	free(clang_version);
+	free(llvm_bin);
 	buf_release(&tflags);
 	buf_release(&cflags);
 }

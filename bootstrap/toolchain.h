@@ -72,6 +72,18 @@ char *toolchain_step_path(const struct host_llvm *h, const char *tools);
 int toolchain_write_cmake_file(const char *path, const struct target *t,
                                const struct strlist *vars);
 
+/* A toolchain stage with its own LLVM provides llvm_bin and clang_resource_dir (paths under
+ * its prefix `prefix`): then ${llvm_bin}, ${clang}, ${clangxx}, ${clang_resource_dir} and
+ * ${clang_version} are its, and every tool it does not provide by name is its LLVM's (its
+ * llvm-size, not the host's). Without them, the host LLVM's. Each returns a malloc'd string. */
+char *toolchain_llvm_bin(const struct host_llvm *h, const struct strlist *provided,
+                         const char *prefix);
+char *toolchain_clang_version(const struct host_llvm *h, const struct strlist *provided);
+/* Tool `name` (cc, ar, ...): the provided one, else `llvm_name` (clang, llvm-ar, ...) in the
+ * LLVM bin directory above. */
+char *toolchain_tool(const struct host_llvm *h, const struct strlist *provided,
+                     const char *prefix, const char *name, const char *llvm_name);
+
 /* Variables and tools shared with crossfiles.c */
 const char *toolchain_var(const struct strlist *pairs, const char *name);   /* last value */
 bool toolchain_is_clang(const char *driver);   /* takes --target and clang's runtime flags */

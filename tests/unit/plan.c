@@ -104,6 +104,24 @@ TEST(plan)
 	project_file("targets/notools.yaml", "triple: a-b-c\nqemu: q\nstages: [top]\n"
 	             "toolchain: [base]\n");
 	CHECK(load_fails_with("notools", "toolchain stage 'base' must say 'installs: tools'"));
+	/* a stage's own extract list needs a source to take it from; provides names tools and the
+	 * two LLVM directories only */
+	project_file("stages/noextract.yaml", "name: noextract\nextract: [llvm]\nsteps: [true]\n");
+	project_file("targets/noextract.yaml", "triple: a-b-c\nqemu: q\nstages: [noextract]\n");
+	CHECK(load_fails_with("noextract", "'extract' names parts of the stage's first source"));
+	project_file("stages/baddir.yaml", "name: baddir\ninstalls: tools\nprovides:\n"
+	             "  llvm_lib: lib\nsteps: [true]\n");
+	project_file("targets/baddir.yaml", "triple: a-b-c\nqemu: q\nstages: [baddir]\n");
+	CHECK(load_fails_with("baddir", "unknown tool 'llvm_lib'"));
+	project_file("stages/llvmdirs.yaml", "name: llvmdirs\ninstalls: tools\nprovides:\n"
+	             "  llvm_bin: bin\n  clang_resource_dir: lib/clang/${major}\nsteps: [true]\n");
+	project_file("stages/usellvm.yaml", "name: usellvm\nsteps: ['echo ${clang_version} ${llvm_bin}']\n");
+	project_file("targets/usellvm.yaml", "triple: a-b-c\nqemu: q\ntoolchain: [llvmdirs]\n"
+	             "stages: [usellvm]\n");
+	/* built with the tools stage, not the host compiler (0: neither the host's identity nor
+	 * tc's output); with no source, ${major} is empty and so is the version */
+	CHECK(plan_key("usellvm", "usellvm", key3, cmd, sizeof(cmd)) == 0);
+	CHECK(strstr(cmd, "echo  ") == cmd && strstr(cmd, "/tools/bin") != NULL);
 	/* internal values are not variables */
 	project_file("stages/internal.yaml", "name: internal\nsteps: ['echo ${.cc_driver}']\n");
 	project_file("targets/internal.yaml", "triple: a-b-c\nqemu: q\nstages: [internal]\n");
