@@ -267,17 +267,25 @@ static void stage_sandbox(const struct run *r, const struct node *n, char *const
 	                            getenv("XDG_CONFIG_HOME"), "/root", "/home",
 	                            r->o->allow_network ? NULL : "/run"};
 	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++)
-		if (candidates[i] && candidates[i][0] == '/')
+		if (candidates[i] && candidates[i][0] == '/' && !strlist_has(&hide, candidates[i]))
 			strlist_add(&hide, candidates[i]);
 	for (char *const *e = env; *e; e++)
 		if (strncmp(*e, "PATH=", 5) == 0) {
 			for (const char *p = *e + 5; *p;) {
 				size_t len = strcspn(p, ":");
-				bool hidden = false;
-				for (size_t k = 0; k < hide.n && !hidden; k++)
-					hidden = path_below(p, len, hide.v[k]) && !path_below(p, len, n->base);
+				const char *hider = NULL;
+				for (size_t k = 0; k < hide.n && !hider; k++)
+					if (path_below(p, len, hide.v[k]) && !path_below(p, len, n->base))
+						hider = hide.v[k];
+				/* a toolchain's prefix, not only its bin/: clang finds its resource
+				 * directory and libraries beside it ($CROSSROOT_LLVM_BIN in $HOME); never
+				 * the hidden directory itself */
 				char *dir = xasprintf("%.*s", (int)len, p);
-				if (hidden && is_dir(dir))
+				size_t n_dir = strlen(dir);
+				if (hider && n_dir > 4 && strcmp(dir + n_dir - 4, "/bin") == 0 &&
+				    n_dir - 4 > strlen(hider))
+					dir[n_dir - 4] = '\0';
+				if (hider && is_dir(dir) && !strlist_has(&read_only, dir))
 					strlist_take(&read_only, dir);
 				else
 					free(dir);

@@ -22,6 +22,10 @@ sealed_checks() {
 	C="$* $CROSSROOT -C $P --work $D/work --cache $D/cache --out $D/sysroots"
 	mkdir -p "$D/home/.config/crossroot" "$D/victim"
 	echo "private key" >"$D/home/secret"
+	# an LLVM in the hidden home: its prefix (bin/ and what is beside it) stays visible
+	mkdir -p "$D/home/llvm/bin" "$D/home/llvm/lib"
+	for tool in /usr/lib/llvm-19/bin/*; do ln -s "$tool" "$D/home/llvm/bin/"; done
+	echo beside >"$D/home/llvm/lib/marker"
 	echo "do not publish" >"$D/victim/data"
 	KEY=$D/keys/cache.key
 	mkdir -p "$D/keys"
@@ -66,6 +70,7 @@ steps:
   - >-
     mkdir -p \${destdir}/usr/share && {
     echo "home: \$HOME"; cat $D/home/secret 2>/dev/null || echo "no user home";
+    echo "llvm prefix: \$(cat \${llvm_bin}/../lib/marker)";
     echo "key: [\$(cat $KEY 2>/dev/null)]"; echo "conf: [\$(cat $D/remote.conf 2>/dev/null)]";
     touch $P/intruder 2>/dev/null || echo "project read-only";
     touch \$HOME/mine && echo "own home writable";
@@ -78,11 +83,13 @@ steps:
   - setsid sh -c 'sleep 37.5' >/dev/null 2>&1 &
 EOT
 	target snoop snoop
-	run env HOME="$D/home" CROSSROOT_REMOTE_CACHE_CONFIG="$D/remote.conf" $C build snoop
+	run env HOME="$D/home" CROSSROOT_LLVM_BIN="$D/home/llvm/bin" \
+		CROSSROOT_REMOTE_CACHE_CONFIG="$D/remote.conf" $C build snoop
 	check "$label: a step that looks for secrets builds" 0 "sysroot snoop"
 	SEEN=$D/sysroots/snoop/usr/share/seen
 	assert "$label: its HOME is its stage's own" grep -qx "home: $D/work/build/snoop/snoop/home" "$SEEN"
 	assert "$label: the invoking user's home is hidden" grep -qx "no user home" "$SEEN"
+	assert "$label: but not the prefix of an LLVM on the steps' PATH in it" grep -qx "llvm prefix: beside" "$SEEN"
 	assert "$label: the signing key reads as empty" sh -c "test -s '$KEY' && grep -qx 'key: \[\]' '$SEEN'"
 	assert "$label: the remote configuration reads as empty" grep -qx "conf: \[\]" "$SEEN"
 	assert "$label: the project checkout is read-only" sh -c "grep -qx 'project read-only' '$SEEN' && test ! -e '$P/intruder'"
