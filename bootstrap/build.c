@@ -415,13 +415,58 @@ static pid_t start_split(struct run *r, struct node *n)
 	return run_function(split_child, j, j->log_fd);
 }
 
+/* The record of the key a `resume: true` stage's directory was made for: beside it, out of
+ * its steps' reach (they can write only inside the directory). */
+static char *resume_mark(const struct node *n)
+{
+	return xasprintf("%s.key", n->base);
+}
+
+/* Empty the stage's directory for a run. A `resume: true` stage whose last run with the same
+ * key stopped before its end (interrupted, failed, killed) keeps build/: its steps run again
+ * there, and ninja or make redo only what is left. Anything else starts from nothing. */
+static int clear_stage_dir(const struct node *n, bool *resumed)
+{
+	char *mark = resume_mark(n);
+	size_t len = 0;
+	char *recorded = n->stage->resume ? read_file(mark, &len) : NULL;
+	char *build = stage_path(n, "build");
+	*resumed = recorded && len == strlen(n->key) && memcmp(recorded, n->key, len) == 0 &&
+	           is_dir(build);
+	free(recorded);
+	int rc = 0;
+	if (*resumed) {
+		struct strlist names = {0};
+		list_dir(n->base, &names);
+		for (size_t i = 0; i < names.n && rc == 0; i++)
+			if (strcmp(names.v[i], "build") != 0) {
+				char *path = path_join(n->base, names.v[i]);
+				rc = remove_tree(path);
+				free(path);
+			}
+		strlist_release(&names);
+	} else {
+		rc = remove_tree(n->base);
+		if (rc == 0 && unlink(mark) < 0 && errno != ENOENT)
+			rc = -1;
+		if (rc == 0 && n->stage->resume && (mkdir_p(n->base, 0755) < 0 ||
+		    write_file_atomic(mark, n->key, strlen(n->key), 0644) < 0))
+			rc = -1;
+	}
+	free(build);
+	free(mark);
+	return rc;
+}
+
 static pid_t start_stage(struct run *r, struct node *n)
 {
 	struct plan *p = r->p;
 	struct job *j = &r->jobs[n->index];
-	info("build   %s: %zu steps, log %s", n->label, n->stage->n_steps, j->log_path);
+	bool resumed;
+	int rc = clear_stage_dir(n, &resumed);
+	info("build   %s: %zu steps%s, log %s", n->label, n->stage->n_steps,
+	     resumed ? ", resumed in the build directory an earlier run left" : "", j->log_path);
 	const char *parts[] = {"sysroot", "tools", "build", "dest", "home"};
-	int rc = remove_tree(n->base);
 	for (size_t i = 0; i < 5 && rc == 0; i++) {
 		char *dir = stage_path(n, parts[i]);
 		rc = mkdir_p(dir, 0755);
@@ -630,6 +675,9 @@ static pid_t child_ended(void *ctx, struct node *n, int status)
 	}
 	remember_seconds(r->p, n);
 	remove_tree(n->base);
+	char *mark = resume_mark(n);
+	unlink(mark);
+	free(mark);
 	info("done    %s in %s", n->label, format_duration(n->seconds, took));
 	remote_push_stage(r->o->remote, r->p, n);
 	return 0;
@@ -684,6 +732,32 @@ static double estimate(void *ctx, const struct node *n)
 	return count ? sum / (double)count : 60 + 10.0 * (double)n->stage->n_steps;
 }
 
+/* A build tool's own count of its work: the last "[N/M]" status line ninja wrote to the
+ * step's log (read from the end: the log of a long stage is large). */
+static bool ninja_progress(const char *log_path, long *done, long *total)
+{
+	char tail[8192];
+	int fd = open(log_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	off_t size = lseek(fd, 0, SEEK_END);
+	off_t from = size > (off_t)sizeof(tail) - 1 ? size - (off_t)sizeof(tail) + 1 : 0;
+	ssize_t got = size > 0 ? pread(fd, tail, sizeof(tail) - 1, from) : 0;
+	close(fd);
+	if (got <= 0)
+		return false;
+	tail[got] = '\0';
+	for (char *line = tail + got; line > tail; line--) {
+		if (line[-1] != '\n' || line[0] != '[')
+			continue;
+		char close;
+		if (sscanf(line, "[%ld/%ld%c", done, total, &close) == 3 && close == ']' &&
+		    *done >= 0 && *total > 0 && *done <= *total)
+			return true;
+	}
+	return false;
+}
+
 static void describe(void *ctx, const struct node *n, struct buf *out)
 {
 	struct run *r = ctx;
@@ -693,6 +767,18 @@ static void describe(void *ctx, const struct node *n, struct buf *out)
 	if (n->kind == NODE_STAGE)
 		buf_printf(out, " %zu/%zu", j->step + 1, n->stage->n_steps);
 	buf_printf(out, " %s", format_duration(now_seconds() - j->started, took));
+	long done, total;
+	if (n->kind != NODE_STAGE || j->splitting || !j->log_path ||
+	    !ninja_progress(j->log_path, &done, &total))
+		return;
+	buf_printf(out, " (ninja %ld/%ld", done, total);
+	/* by the rate of this step so far: after a resume, ninja's count starts over at what is
+	 * left, so the rate stays right */
+	double spent = now_seconds() - j->step_started;
+	if (done >= 20 && spent >= 60)
+		buf_printf(out, ", about %s left",
+		           format_duration(spent * (double)(total - done) / (double)done, took));
+	buf_puts(out, ")");
 }
 
 /* ---- reports ---- */

@@ -631,7 +631,7 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 	static const char *const allowed[] = {"name", "description", "sources", "depends",
 	                                      "steps", "exclusive", "installs", "provides",
 	                                      "unsupported", "toolchain", "supersedes", "debug",
-	                                      "machine", "vars", "extract", NULL};
+	                                      "machine", "vars", "extract", "resume", NULL};
 	static const char *const required[] = {"steps", NULL};   /* the name is the file's */
 	struct yamlfile f;
 	if (open_recipe(&f, r, "stages", "stage", name, from) < 0) {
@@ -652,6 +652,12 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 	if (ex && strcmp(ex, "true") && strcmp(ex, "false"))
 		yamlfile_error(&f, exclusive, "exclusive must be true or false (got '%s')", ex);
 	s->exclusive = ex && strcmp(ex, "true") == 0;
+	/* not in the key: it says how an interrupted build goes on, not what it makes */
+	yaml_node_t *resume = yamlfile_get(&f, root, "resume");
+	const char *re = yamlfile_scalar(&f, resume, "resume");
+	if (re && strcmp(re, "true") && strcmp(re, "false"))
+		yamlfile_error(&f, resume, "resume must be true or false (got '%s')", re);
+	s->resume = re && strcmp(re, "true") == 0;
 	yaml_node_t *debug = yamlfile_get(&f, root, "debug");
 	const char *dbg = yamlfile_scalar(&f, debug, "debug");
 	if (dbg && strcmp(dbg, "split") && strcmp(dbg, "keep"))

@@ -80,9 +80,12 @@ struct stage {
 	struct strlist depends;     /* stages whose output must be in ${sysroot} */
 	struct step *steps;
 	size_t n_steps;
-	char *text;                 /* the whole YAML text, part of the stage key */
+	char *text;                 /* the whole YAML text (the key hashes the parsed fields) */
 	bool exclusive;             /* runs alone with the whole job budget (${jobs}): for build
 	                               tools that cannot join the make jobserver, like ninja */
+	bool resume;                /* an interrupted or failed build keeps ${build}: the next run
+	                               with the same key runs the steps again there, and the
+	                               build system (ninja, make) redoes only what is left */
 	enum installs installs;
 	struct strlist provides;    /* tools stages: tool name, path under the prefix, ... (what a
 	                               target naming this stage as its toolchain compiles with) */

@@ -18,6 +18,15 @@
  * sleeps in poll() instead of spinning. */
 static int wake_pipe[2] = {-1, -1};
 
+/* Without a terminal, running nodes are reported this often ($CROSSROOT_PROGRESS_SECONDS). */
+static double progress_seconds(void)
+{
+	const char *v = getenv("CROSSROOT_PROGRESS_SECONDS");
+	char *end;
+	double s = v ? strtod(v, &end) : 0;
+	return v && *v && !*end && s >= 1 ? s : 300;
+}
+
 static void on_child(int sig)
 {
 	(void)sig;
@@ -183,6 +192,19 @@ static void show_running(struct sched *s, double started)
 	buf_release(&line);
 }
 
+/* Without a terminal (a CI log), a line per running node every few minutes instead: a long
+ * stage does not look hung. */
+static void report_running(struct sched *s)
+{
+	for (size_t i = 0; i < s->p->n_nodes; i++)
+		if (s->jobs[i].pid > 0) {
+			struct buf line = {0};
+			s->ops->describe(s->ops->ctx, s->p->nodes[i], &line);
+			info("running %s", line.s);
+			buf_release(&line);
+		}
+}
+
 int sched_run(struct plan *p, const struct sched_ops *ops, struct jobserver *js, bool keep_going)
 {
 	struct sched s = {.p = p, .ops = ops, .js = js};
@@ -209,7 +231,7 @@ int sched_run(struct plan *p, const struct sched_ops *ops, struct jobserver *js,
 		sigaction(SIGCHLD, &sa, NULL);
 	}
 	bool tty = isatty(1);
-	double started = now_seconds();
+	double started = now_seconds(), reported = started, every = progress_seconds();
 	for (;;) {
 		bool want_token = start_ready(&s, keep_going);
 		if (s.running == 0)
@@ -238,6 +260,10 @@ int sched_run(struct plan *p, const struct sched_ops *ops, struct jobserver *js,
 		drain_wake_pipe();
 		if (tty)
 			show_running(&s, started);
+		else if (now_seconds() - reported >= every) {
+			report_running(&s);
+			reported = now_seconds();
+		}
 	}
 	if (tty)
 		status_clear();
