@@ -204,7 +204,7 @@ static char **stage_environment(const struct run *r, const struct node *n)
 {
 	struct strlist env = {0};
 	char *tools = stage_path(n, "tools");
-	char *path = toolchain_step_path(r->p->host, tools);
+	char *path = toolchain_step_path(r->p->host, tools, n->host_llvm);
 	strlist_take(&env, xasprintf("PATH=%s", path));
 	free(path);
 	free(tools);

@@ -432,6 +432,19 @@ static void machine_base(struct plan *p, struct node *n, size_t index)
 	n->base = base;
 }
 
+/* Does a step (expanded) run the host's LLVM: name its bin directory (${cc}, ${clang},
+ * ${llvm_bin}, ${ar}, ... of a stage without a toolchain stage), its resource directory, or
+ * the CMake toolchain file that names its compilers? Only such a stage has the host LLVM in
+ * its key and on its PATH, and needs one: the llvm stage (built by the host's GCC) is the
+ * same on a host without clang as on one with any clang. */
+static bool uses_host_llvm(const struct plan *p, const struct node *n, const char *step)
+{
+	const char *cmake = toolchain_var(&n->vars, "cmake_toolchain");
+	const char *resource = p->host->resource_dir;
+	return strstr(step, p->host->bin) || (resource && strstr(step, resource)) ||
+	       (cmake && *cmake && strstr(step, cmake));
+}
+
 /* The key lines a stage has on its own (its dependencies' lines come later). */
 static void own_inputs(const struct plan *p, struct node *n)
 {
@@ -448,7 +461,7 @@ static void own_inputs(const struct plan *p, struct node *n)
 		for (size_t j = 0; j < n->trees[i]->inputs.n; j++)
 			strlist_add(in, n->trees[i]->inputs.v[j]);
 	}
-	if (n->toolchain.n == 0)
+	if (n->host_llvm)
 		strlist_take(in, xasprintf("compiler %s", p->host->identity));
 	for (size_t i = 0; i < n->stage->n_steps; i++)
 		if (strstr(n->stage->steps[i].command, "${host_gcc}") ||
@@ -748,7 +761,16 @@ int plan_create(struct plan *p, const struct dirs *dirs, const struct host_llvm 
 				plan_release(p);
 				return -1;
 			}
+			n->host_llvm = n->host_llvm || uses_host_llvm(p, n, check);
 			free(check);
+		}
+		if (n->host_llvm && p->host->llvm_missing) {
+			error("target '%s': stage '%s' (%s) is compiled by the host's LLVM, and %s; or "
+			      "give the target a toolchain stage that builds its compiler (toolchain: "
+			      "[llvm]; README: \"The compiler as a stage\")", n->target->name,
+			      n->stage->name, n->stage->path, p->host->llvm_missing);
+			plan_release(p);
+			return -1;
 		}
 		own_inputs(p, n);
 		bool known = true;

@@ -79,6 +79,7 @@ struct node {
 	struct strlist toolchain;   /* the tools stages it is compiled with (see stage_toolchain
 	                               in plan.c); empty: the host clang */
 	struct strlist provided;    /* tools its compilers come from (toolchain.h); empty: host */
+	bool host_llvm;             /* a step names the host LLVM: in the key, on the PATH */
 	char *why;                  /* plan: why it must (or may) be built, or NULL */
 	struct strlist vars;        /* name, value pairs for ${...} */
 	char *base;                 /* work/build/<target>/<stage>: its private scratch; for a

@@ -95,8 +95,9 @@ static int identify(struct host_llvm *h, struct hash_cache *cache)
 		char *real = realpath(tool, NULL);
 		char hex[DIGEST_HEX_LEN + 1];
 		if (!real) {
-			error("host tool '%s' not found (is clang-19/lld-19/llvm-19 installed? set "
-			      "CROSSROOT_LLVM_BIN to another LLVM bin directory):", tool);
+			h->llvm_missing = xasprintf("'%s' is not there (Debian: apt-get install "
+			                            "clang-19 lld-19 llvm-19; or set CROSSROOT_LLVM_BIN "
+			                            "to another LLVM's bin directory)", tool);
 			rc = -1;
 		} else if (hash_file_cached(cache, real, hex) < 0) {
 			rc = -1;
@@ -135,7 +136,7 @@ static int identify(struct host_llvm *h, struct hash_cache *cache)
 	char *clang_lib = xasprintf("%s/clang", libdir);
 	list_dir(clang_lib, &names);
 	if (names.n == 0) {
-		error("no clang resource directory under '%s'", clang_lib);
+		h->llvm_missing = xasprintf("its clang has no resource directory under '%s'", clang_lib);
 		rc = -1;
 	} else {
 		h->clang_version = xstrdup(names.v[names.n - 1]);
@@ -238,10 +239,18 @@ int toolchain_host_probe(struct host_llvm *h, const char *bin, const char *hash_
 	struct hash_cache cache = {.path = hash_cache};
 	hash_cache_load(&cache);
 	int rc = identify(h, &cache);
-	if (rc == 0)
-		identify_gcc(h, HOST_GCC, HOST_GXX, &cache);
+	if (rc < 0 && !h->llvm_missing)
+		return -1;   /* an error of this machine (a file that cannot be read), said */
+	if (rc < 0) {    /* only the stages it compiles need it: plan_create() says so */
+		h->identity[0] = '\0';
+		free(h->clang_version);
+		free(h->resource_dir);
+		h->clang_version = NULL;
+		h->resource_dir = NULL;
+	}
+	identify_gcc(h, HOST_GCC, HOST_GXX, &cache);
 	hash_cache_save(&cache);
-	return rc;
+	return 0;
 }
 
 void toolchain_host_fake(struct host_llvm *h, const char *bin, const char *clang_version,
@@ -262,6 +271,7 @@ void toolchain_host_release(struct host_llvm *h)
 	free(h->bin);
 	free(h->clang_version);
 	free(h->resource_dir);
+	free(h->llvm_missing);
 	free(h->gcc);
 	free(h->gxx);
 	free(h->gcc_missing);
@@ -303,8 +313,8 @@ char *toolchain_llvm_bin(const struct host_llvm *h, const struct strlist *provid
 char *toolchain_clang_version(const struct host_llvm *h, const struct strlist *provided)
 {
 	const char *rel = toolchain_var(provided, "clang_resource_dir");
-	if (!rel)
-		return xstrdup(h->clang_version);
+	if (!rel)   /* "" without a host LLVM: a stage that needs it stops at plan time */
+		return xstrdup(h->clang_version ? h->clang_version : "");
 	const char *base = strrchr(rel, '/');
 	return xstrdup(base ? base + 1 : rel);
 }
@@ -344,7 +354,7 @@ void toolchain_stage_vars(const struct host_llvm *h, const struct target *t,
 	char *clang_version = toolchain_clang_version(h, provided);
 	const char *resource_rel = toolchain_var(provided, "clang_resource_dir");
 	char *clang_resource = resource_rel ? path_join(paths->tools, resource_rel)
-	                                    : xstrdup(h->resource_dir);
+	                                    : xstrdup(h->resource_dir ? h->resource_dir : "");
 	char *resource = xasprintf("%s/usr/lib/clang/%s", paths->sysroot, clang_version);
 	char *host_cc = path_join(h->bin, "clang");
 	char *host_cxx = path_join(h->bin, "clang++");
@@ -431,10 +441,10 @@ void toolchain_stage_vars(const struct host_llvm *h, const struct target *t,
 	buf_release(&cflags);
 }
 
-char *toolchain_step_path(const struct host_llvm *h, const char *tools)
+char *toolchain_step_path(const struct host_llvm *h, const char *tools, bool host_llvm)
 {
-	return xasprintf("%s/bin:%s:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-	                 tools, h->bin);
+	return xasprintf("%s/bin:%s%s/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+	                 tools, host_llvm ? h->bin : "", host_llvm ? ":" : "");
 }
 
 int toolchain_write_cmake_file(const char *path, const struct target *t,

@@ -28,6 +28,10 @@ struct host_llvm {
 	char *clang_version;        /* name of clang's resource directory, e.g. "19" */
 	char *resource_dir;         /* the host clang's resource directory */
 	char identity[DIGEST_HEX_LEN + 1];   /* clang, lld, llvm-ar and LLVM's libraries */
+	/* A host without that LLVM still builds every target whose stages a toolchain stage
+	 * compiles (toolchain: [llvm]): then identity is "", clang_version and resource_dir are
+	 * NULL, and llvm_missing says why (plan_create() names it for a stage that needs it). */
+	char *llvm_missing;
 	/* The host's GCC, which tools stages may build with (${host_gcc}: configure scripts run
 	 * 2.5 times faster with it than with clang). Where it cannot be used, gcc_identity is ""
 	 * and gcc_missing says why (a ${host_gcc} step's error names it). */
@@ -36,8 +40,9 @@ struct host_llvm {
 	char *gcc_missing;          /* "'/usr/bin/g++' not found ...", or NULL */
 };
 
-/* Find and identify the host LLVM in `bin`. Big files are hashed once: their hashes are kept
- * in `hash_cache` by (device, inode, size, mtime). Returns -1 after error(). */
+/* Find and identify the host LLVM in `bin` (a missing one sets llvm_missing) and the host GCC.
+ * Big files are hashed once: their hashes are kept in `hash_cache` by (device, inode, size,
+ * mtime). Returns -1 after error() only when a file cannot be read. */
 int toolchain_host_probe(struct host_llvm *h, const char *bin, const char *hash_cache);
 /* Identify the host GCC whose drivers are `gcc` and `gxx` (HOST_GCC, HOST_GXX for a probe):
  * the drivers and the compilers they name when asked (`gcc -print-prog-name=cc1`, `g++
@@ -66,8 +71,9 @@ struct stage_paths {
 void toolchain_stage_vars(const struct host_llvm *h, const struct target *t,
                           const struct strlist *provided, const struct stage_paths *paths,
                           int jobs, struct strlist *vars);
-/* PATH for build steps: the tools prefix's bin first, then the host LLVM, then the system. */
-char *toolchain_step_path(const struct host_llvm *h, const char *tools);
+/* PATH for build steps: the tools prefix's bin first, then the host LLVM (for a stage that
+ * uses it: plan.c's uses_host_llvm()), then the system. */
+char *toolchain_step_path(const struct host_llvm *h, const char *tools, bool host_llvm);
 /* Write the stage's CMake toolchain file (${cmake_toolchain}) from its variables. */
 int toolchain_write_cmake_file(const char *path, const struct target *t,
                                const struct strlist *vars);
