@@ -94,4 +94,33 @@ run $C build seam-rv
 check "another target builds with the LLVM stage" 0 "build   probe (seam-rv)"
 assert "and reuses its result: no target fact is in its key" sh -c "grep -Eq '^ +llvm \\(seam-rv\\) +cached\$' '$T/out' && ! grep -q 'build   llvm' '$T/out'"
 assert "and compiles with it" grep -q "^compiled by fake clang 21: --target=riscv64-unknown-linux-musl" "$T/sysroots/seam-rv/usr/share/probe/hello.o"
+
+# a host without the host LLVM: the targets a toolchain stage compiles build; a target that
+# needs the host's clang stops at plan time naming its stage; the LLVM stage (host GCC, no
+# host clang in its steps) keeps its key whether or not the host has a clang
+cat >"$P/stages/hosty.yaml" <<'EOT'
+installs: tools
+steps:
+  - mkdir -p ${destdir}/bin && echo "${host_gcc}" >${destdir}/bin/gcc-was
+EOT
+cat >"$P/targets/plain.yaml" <<'EOT'
+triple: aarch64-unknown-linux-musl
+qemu: qemu-aarch64-static
+linux_arch: arm64
+stages: [hosty, probe]
+EOT
+mkdir -p "$T/nollvm"
+run $C plan plain
+check "with the host LLVM, a plan of a target compiled by it works" 0
+with_host=$(grep -E '^ +hosty ' "$T/out" | awk '{print $3, $4}')
+CROSSROOT_LLVM_BIN=$T/nollvm run $C plan plain
+check "without it, the target compiled by it stops at plan time" 2 "probe" "$T/nollvm"
+CROSSROOT_LLVM_BIN=$T/nollvm run $C build --work "$T/work2" seam-rv
+check "without it, a target whose toolchain is an LLVM stage builds" 0 "build   probe (seam-rv)"
+assert "and compiles with that stage" grep -q "^compiled by fake clang 21: --target=riscv64-unknown-linux-musl" "$T/sysroots/seam-rv/usr/share/probe/hello.o"
+sed -i 's/stages: \[hosty, probe\]/stages: [hosty]/' "$P/targets/plain.yaml"
+CROSSROOT_LLVM_BIN=$T/nollvm run $C plan plain
+check "a tools stage built by the host GCC needs no host LLVM" 0
+without_host=$(grep -E '^ +hosty ' "$T/out" | awk '{print $3, $4}')
+assert "and has the same key with and without it ($with_host)" test "$with_host" = "$without_host"
 finish
