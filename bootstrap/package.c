@@ -202,7 +202,7 @@ static int hash_entries(struct package_manifest *m, const char *const build_dirs
 				rc = -1;
 				break;
 			}
-		if (memmem(data, len, host_bin, strlen(host_bin)) &&
+		if (host_bin && memmem(data, len, host_bin, strlen(host_bin)) &&
 		    strncmp(e->path, wrapper_prefix, strlen(wrapper_prefix)) != 0)
 			strlist_add(&host_users, e->path);
 		entry_data_release(e, data, len);
@@ -292,6 +292,20 @@ static char *origin_text(const struct origin *o)
 	return xstrdup(o->url);
 }
 
+/* Does the package need the host's LLVM: a stage was compiled by it, or the wrappers run it
+ * (no toolchain stage gives the target its own LLVM in toolchain/)? */
+static bool runs_host_llvm(struct node *const *stages, size_t n, struct node *const *tools,
+                           size_t n_tools)
+{
+	bool own_llvm = false;
+	for (size_t i = 0; i < n_tools; i++)
+		own_llvm |= toolchain_var(&tools[i]->stage->provides, "llvm_bin") != NULL;
+	for (size_t i = 0; i < n; i++)
+		if (stages[i]->host_llvm)
+			return true;
+	return !own_llvm;
+}
+
 static int describe_inputs(const struct plan *p, const struct target *t, struct package_manifest *m)
 {
 	struct node **stages, **tools;
@@ -353,9 +367,11 @@ static int describe_inputs(const struct plan *p, const struct target *t, struct 
 	}
 	m->target = xstrdup(t->name);
 	m->triple = xstrdup(t->triple);
-	m->host_bin = xstrdup(p->host->bin);
-	m->host_identity = xstrdup(p->host->identity);
-	m->host_clang = host_clang_version(p->host->bin);
+	if (runs_host_llvm(stages, n, tools, n_tools)) {
+		m->host_bin = xstrdup(p->host->bin);
+		m->host_identity = xstrdup(p->host->identity);
+		m->host_clang = host_clang_version(p->host->bin);
+	}
 	struct buf flags = {0};
 	for (size_t i = 0; i < t->cflags.n; i++)
 		buf_printf(&flags, "%s%s", i ? " " : "", t->cflags.v[i]);
@@ -378,7 +394,10 @@ static void header_lines(const struct package_manifest *m, struct buf *b, bool w
 		buf_printf(b, "version\t%s\n", m->version);
 	buf_printf(b, "source-date-epoch\t%lld\t%s\n", m->epoch, m->epoch_how);
 	buf_printf(b, "engine\tcrossroot %s\t%s\n", CROSSROOT_VERSION, CROSSROOT_ENGINE_VERSION);
-	buf_printf(b, "host-llvm\t%s\t%s\t%s\n", m->host_bin, m->host_identity, m->host_clang);
+	if (m->host_bin)
+		buf_printf(b, "host-llvm\t%s\t%s\t%s\n", m->host_bin, m->host_identity, m->host_clang);
+	else   /* its compiler is a stage of the package (toolchain/) */
+		buf_puts(b, "host-llvm\tnone\n");
 	buf_printf(b, "flags\t%s\n", m->flags);
 	for (size_t i = 0; i + 3 < m->sources.n; i += 4)
 		buf_printf(b, "source\t%s\t%s\t%s\t%s\n", m->sources.v[i], m->sources.v[i + 1],
@@ -535,7 +554,7 @@ int package_write(const struct plan *p, const struct target *t, const struct pac
 	}
 	m.n = kept;
 	const char *build_dirs[] = {p->dirs.root, p->dirs.work, p->dirs.out, NULL};
-	if (hash_entries(&m, build_dirs, p->host->bin, t->name) < 0) {
+	if (hash_entries(&m, build_dirs, m.host_bin, t->name) < 0) {
 		rc = -1;
 		goto out;
 	}

@@ -33,7 +33,8 @@
  *   target <name>                   triple <triple>        version <version>
  *   source-date-epoch <seconds> <how it was chosen>
  *   engine crossroot <version> <engine version>
- *   host-llvm <bin directory> <identity sha256> <clang --version, first line>
+ *   host-llvm <bin directory> <identity sha256> <clang --version, first line>, or
+ *   host-llvm none (no stage was compiled by it and the wrappers run toolchain/'s LLVM)
  *   flags <the target's code generation flags, space separated> [static-only]
  *   source <name> <version> <sha256> <origin: URL, or apt:<package>=<version>/<file>>
  *   patch <source>/<version>/<file> <sha256>

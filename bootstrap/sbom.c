@@ -148,17 +148,20 @@ char *sbom_spdx_json(const struct package_manifest *m)
 		relate(relationships, "SPDXRef-Package-sdk", "GENERATED_FROM", id);
 		free(id);
 	}
-	char *comment = xasprintf("the host LLVM at %s, identity sha256 %s (clang, lld, llvm-ar "
-	                          "and LLVM's libraries): the wrappers run it", m->host_bin,
-	                          m->host_identity);
-	json_array_append_new(packages,
-		json_pack("{s:s, s:s, s:s, s:s, s:b, s:s, s:s, s:s, s:s}", "name", "host-llvm",
-		          "SPDXID", "SPDXRef-Package-host-llvm", "versionInfo", m->host_clang,
-		          "downloadLocation", "NOASSERTION", "filesAnalyzed", 0, "comment", comment,
-		          "licenseConcluded", "NOASSERTION", "licenseDeclared", "NOASSERTION",
-		          "copyrightText", "NOASSERTION"));
-	free(comment);
-	relate(relationships, "SPDXRef-Package-host-llvm", "BUILD_TOOL_OF", "SPDXRef-Package-sdk");
+	if (m->host_bin) {   /* else the compiler is one of the stages above (toolchain/) */
+		char *comment = xasprintf("the host LLVM at %s, identity sha256 %s (clang, lld, "
+		                          "llvm-ar and LLVM's libraries): the wrappers run it",
+		                          m->host_bin, m->host_identity);
+		json_array_append_new(packages,
+			json_pack("{s:s, s:s, s:s, s:s, s:b, s:s, s:s, s:s, s:s}", "name", "host-llvm",
+			          "SPDXID", "SPDXRef-Package-host-llvm", "versionInfo", m->host_clang,
+			          "downloadLocation", "NOASSERTION", "filesAnalyzed", 0, "comment",
+			          comment, "licenseConcluded", "NOASSERTION", "licenseDeclared",
+			          "NOASSERTION", "copyrightText", "NOASSERTION"));
+		free(comment);
+		relate(relationships, "SPDXRef-Package-host-llvm", "BUILD_TOOL_OF",
+		       "SPDXRef-Package-sdk");
+	}
 	json_object_set_new(doc, "packages", packages);
 	json_object_set_new(doc, "files", files);
 	json_object_set_new(doc, "relationships", relationships);

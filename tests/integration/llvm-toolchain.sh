@@ -118,6 +118,21 @@ check "without it, the target compiled by it stops at plan time" 2 "probe" "$T/n
 CROSSROOT_LLVM_BIN=$T/nollvm run $C build --work "$T/work2" seam-rv
 check "without it, a target whose toolchain is an LLVM stage builds" 0 "build   probe (seam-rv)"
 assert "and compiles with that stage" grep -q "^compiled by fake clang 21: --target=riscv64-unknown-linux-musl" "$T/sysroots/seam-rv/usr/share/probe/hello.o"
+cat >"$P/stages/plainfile.yaml" <<'EOT'
+steps:
+  - mkdir -p ${destdir}/usr/share && echo plain >${destdir}/usr/share/plain.txt
+EOT
+cat >"$P/targets/seam-pkg.yaml" <<'EOT'
+triple: riscv64-unknown-linux-musl
+qemu: qemu-riscv64-static
+linux_arch: riscv
+toolchain: [llvm]
+stages: [plainfile]
+EOT
+CROSSROOT_LLVM_BIN=$T/nollvm run $C package --work "$T/work2" seam-pkg -o "$T/pkg"
+check "without it, a target compiled by a toolchain stage is packaged" 0 "package seam-pkg:"
+assert "its manifest says it needs no host LLVM" sh -c "grep -qPx 'host-llvm\tnone' '$T'/pkg/seam-pkg-*.manifest"
+assert "its SBOM lists no host LLVM" sh -c "test -s '$T'/pkg/seam-pkg-*.spdx.json && ! grep -q 'SPDXRef-Package-host-llvm' '$T'/pkg/seam-pkg-*.spdx.json"
 sed -i 's/stages: \[hosty, probe\]/stages: [hosty]/' "$P/targets/plain.yaml"
 CROSSROOT_LLVM_BIN=$T/nollvm run $C plan plain
 check "a tools stage built by the host GCC needs no host LLVM" 0
