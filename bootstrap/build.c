@@ -429,7 +429,7 @@ static int clear_stage_dir(const struct node *n, bool *resumed)
 {
 	char *mark = resume_mark(n);
 	size_t len = 0;
-	char *recorded = n->stage->resume ? read_file(mark, &len) : NULL;
+	char *recorded = n->stage->resume && path_exists(mark) ? read_file(mark, &len) : NULL;
 	char *build = stage_path(n, "build");
 	*resumed = recorded && len == strlen(n->key) && memcmp(recorded, n->key, len) == 0 &&
 	           is_dir(build);

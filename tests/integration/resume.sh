@@ -27,6 +27,7 @@ C="$CROSSROOT -C $P --work $W/work --cache $W/cache --out $W/out"
 write_stage "resume: true" ""
 run $C build long
 check "first run fails in its first step" 1 "slow"
+if grep -q 'slow.key' "$T/out"; then not_ok "a first run says nothing of the key record it has not made yet"; else ok "a first run says nothing of a key record"; fi
 run $C build long
 check "the rerun resumes in the build directory" 0 "resumed"
 assert "the resumed run saw the first run's work (2 runs)" \
