@@ -97,6 +97,10 @@ int write_file_atomic(const char *path, const void *data, size_t len, mode_t mod
 bool path_exists(const char *path);
 bool is_dir(const char *path);
 char *path_join(const char *a, const char *b);
+/* The absolute path of the program `name` as PATH finds it (only PATH's absolute entries;
+ * "/usr/bin:/bin" when PATH is unset or empty), or NULL. A name holding '/' is itself, if
+ * it can be executed. */
+char *path_search(const char *name);
 /* Directory entries (not . and ..), sorted by name; NULL list if the directory is missing. */
 int list_dir(const char *path, struct strlist *out);
 /* Copy a regular file, a symlink or a directory tree; `link_files` hardlinks regular files
