@@ -111,7 +111,7 @@ static char *clang_config(const char *clang_version, const struct target *t, con
 
 
 /* ---- templates: @NAME@ is the target, @TRIPLE@ its triple, @QEMU@ its qemu-user binary (and
- * -cpu MODEL where the target names its qemu_cpu),
+ * -cpu MODEL where the target names its qemu_cpu; @QEMU_BIN@ the binary alone),
  * @SYSROOT@ where the sysroot is written (single-quoted for sh), @CPU@ and so on. ---- */
 
 /* Where a wrapper's sysroot is: the directory above its bin/, found from the script itself */
@@ -217,6 +217,11 @@ static const char run_template[] =
 	"\techo \"usage: $(basename \"$0\") [--staging DIR]... [-g PORT] PROGRAM [ARGUMENT]...\" >&2\n"
 	"\texit 2\n"
 	"fi\n"
+	"if [ -n \"${CROSSROOT_RUN_EMULATOR:-}\" ]; then\n"
+	"\techo \"$(basename \"$0\"): the emulator $CROSSROOT_RUN_EMULATOR is itself a program for\" \\\n"
+	"\t\t\"this machine: run through binfmt_misc it would start itself forever\" >&2\n"
+	"\texit 126\n"
+	"fi\n"
 	"if [ -n \"${CROSSROOT_STAGE:-}\" ]; then\n"
 	"\techo \"$(basename \"$0\"): target programs do not run inside crossroot's build steps (stage\" \\\n"
 	"\t\t\"$CROSSROOT_STAGE): their configure checks must not depend on binfmt\" >&2\n"
@@ -252,9 +257,13 @@ static const char run_template[] =
 	"done\n"
 	"IFS=$oldifs\n"
 	"set +f\n"
-	"# LD_PRELOAD names host libraries: never passed on\n"
-	"exec @QEMU@ -L \"$d\" ${port:+-g \"$port\"} -U LD_PRELOAD -E LD_LIBRARY_PATH=\"$libs\" \\\n"
-	"\t\"$prog\" \"$@\"\n";
+	"# LD_PRELOAD names host libraries: never passed on. CROSSROOT_RUN_EMULATOR is for the\n"
+	"# emulator alone (the program never sees it): an emulator that were a program of this\n"
+	"# machine would come back here through binfmt_misc, and stop above.\n"
+	"CROSSROOT_RUN_EMULATOR=@QEMU_BIN@\n"
+	"export CROSSROOT_RUN_EMULATOR\n"
+	"exec @QEMU@ -L \"$d\" ${port:+-g \"$port\"} -U CROSSROOT_RUN_EMULATOR -U LD_PRELOAD \\\n"
+	"\t-E LD_LIBRARY_PATH=\"$libs\" \"$prog\" \"$@\"\n";
 
 static const char gdb_template[] =
 	"#!/bin/sh\n"
@@ -415,7 +424,7 @@ static char *fill(const char *template, const struct target *t, const char *out)
 	/* the target's own CPU model where it names one: what it lacks fails under qemu too */
 	char *qemu = t->qemu_cpu ? xasprintf("%s -cpu %s", t->qemu, t->qemu_cpu) : xstrdup(t->qemu);
 	const char *values[][2] = {
-		{"@NAME@", t->name}, {"@TRIPLE@", t->triple}, {"@QEMU@", qemu},
+		{"@NAME@", t->name}, {"@TRIPLE@", t->triple}, {"@QEMU@", qemu}, {"@QEMU_BIN@", t->qemu},
 		{"@CPU_FAMILY@", t->cpu_family}, {"@CPU@", t->cpu}, {"@ENDIAN@", t->endian},
 		{"@SYSROOT@", quoted}, {"@DIR@", dir},
 	};
