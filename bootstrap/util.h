@@ -17,6 +17,7 @@ enum exit_code {
 	EXIT_FETCH = 3,       /* a source could not be fetched or verified, or extracted */
 	EXIT_LOCKED = 4,      /* another crossroot holds the work directory */
 	EXIT_MISMATCH = 5,    /* verify: files differ from the manifest; build --check: the builds differ */
+	EXIT_NO_SESSION = 125,   /* exec: no session was made, the command never ran (env's 125) */
 	EXIT_INTERRUPTED = 130,
 };
 
