@@ -7,7 +7,9 @@
  * Staging directories (DESTDIR-style roots holding usr/lib, usr/include) lie over the sysroot:
  * the pkg-config and run wrappers take them from $CROSSROOT_STAGING (colon separated), the
  * user's own PKG_CONFIG_SYSROOT_DIR, or `--staging DIR`; the CMake file passes its
- * CMAKE_FIND_ROOT_PATH entries. Nothing from the host is ever looked at. */
+ * CMAKE_FIND_ROOT_PATH entries. pkg-config gives each package the paths of its own tree (a
+ * staged package's staging directory, or the sysroot). Nothing from the host is ever looked
+ * at. */
 #ifndef CROSSROOT_CROSSFILES_H
 #define CROSSROOT_CROSSFILES_H
 
