@@ -2,7 +2,9 @@
  * clang. In the sysroot's bin/: <target>.cfg (clang configuration), the <target>-clang,
  * -clang++, -cc, -c++, -cpp drivers, the binary tools (<target>-ar, -ld, ...), <target>-pkg-config
  * and <target>-run (runs a target program under qemu-user); in share/crossroot/: the CMake
- * toolchain file, the Meson cross file and env.sh for ./configure projects.
+ * toolchain file (every binary tool named), the Meson cross file, env.sh for ./configure
+ * projects (the target's tools, and the build machine's compilers as CC_FOR_BUILD and the
+ * like).
  *
  * Staging directories (DESTDIR-style roots holding usr/lib, usr/include) lie over the sysroot:
  * the pkg-config and run wrappers take them from $CROSSROOT_STAGING (colon separated), the
