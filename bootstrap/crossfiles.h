@@ -4,7 +4,8 @@
  * and <target>-run (runs a target program under qemu-user); in share/crossroot/: the CMake
  * toolchain file (every binary tool named), the Meson cross file, env.sh for ./configure
  * projects (the target's tools, and the build machine's compilers as CC_FOR_BUILD and the
- * like).
+ * like), and dejagnu/: a DejaGnu board, boards/<target>.exp, and the site.exp that DEJAGNU
+ * names to find it.
  *
  * Staging directories (DESTDIR-style roots holding usr/lib, usr/include) lie over the sysroot:
  * the pkg-config and run wrappers take them from $CROSSROOT_STAGING (colon separated), the
