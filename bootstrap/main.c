@@ -354,6 +354,15 @@ int main(int argc, char **argv)
 		default: fputs(usage, stderr); fputs(usage_options, stderr); return EXIT_CONFIG;
 		}
 	}
+	if (dashdash && optind >= dashdash) {
+		/* `crossroot [options] -- COMMAND ...`: that -- only ended the options */
+		memmove(&argv[dashdash], &argv[dashdash + 1], (size_t)(argc - dashdash) * sizeof(*argv));
+		argc--;
+		dashdash = 0;
+		for (int i = optind + 1; i < argc && !dashdash; i++)
+			if (strcmp(argv[i], "--") == 0)
+				dashdash = i;
+	}
 	if (optind >= (dashdash ? dashdash : argc)) {
 		fputs(usage, stderr);
 		fputs(usage_options, stderr);
