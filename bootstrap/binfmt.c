@@ -107,7 +107,10 @@ static int entry_init(struct entry *e, const struct target *t, const char *sysro
 	}
 	e->runner = xasprintf("%s/bin/%s-run", sysroot, t->name);
 	if (access(e->runner, X_OK) < 0) {
-		error("binfmt: no run wrapper '%s': build the target first", e->runner);
+		if (errno == ENOENT || errno == ENOTDIR)
+			error("binfmt: no run wrapper '%s': build the target first", e->runner);
+		else
+			error("binfmt: cannot run the run wrapper '%s':", e->runner);
 		entry_release(e);
 		return -1;
 	}
