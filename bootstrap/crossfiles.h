@@ -2,12 +2,17 @@
  * clang. In the sysroot's bin/: <target>.cfg (clang configuration), the <target>-clang,
  * -clang++, -cc, -c++, -cpp drivers, the binary tools (<target>-ar, -ld, ...), <target>-pkg-config
  * and <target>-run (runs a target program under qemu-user); in share/crossroot/: the CMake
- * toolchain file, the Meson cross file and env.sh for ./configure projects.
+ * toolchain file (every binary tool named), the Meson cross file, env.sh for ./configure
+ * projects (the target's tools, and the build machine's compilers as CC_FOR_BUILD and the
+ * like), and dejagnu/: a DejaGnu board, boards/<target>.exp, and the site.exp that DEJAGNU
+ * names to find it.
  *
  * Staging directories (DESTDIR-style roots holding usr/lib, usr/include) lie over the sysroot:
  * the pkg-config and run wrappers take them from $CROSSROOT_STAGING (colon separated), the
  * user's own PKG_CONFIG_SYSROOT_DIR, or `--staging DIR`; the CMake file passes its
- * CMAKE_FIND_ROOT_PATH entries. Nothing from the host is ever looked at. */
+ * CMAKE_FIND_ROOT_PATH entries. pkg-config gives each package the paths of its own tree (a
+ * staged package's staging directory, or the sysroot). Nothing from the host is ever looked
+ * at. */
 #ifndef CROSSROOT_CROSSFILES_H
 #define CROSSROOT_CROSSFILES_H
 

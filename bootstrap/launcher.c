@@ -10,23 +10,6 @@
 
 extern char **environ;
 
-/* The absolute path of `name` in crossroot's PATH, or NULL. */
-static char *find_program(const char *name)
-{
-	const char *path = getenv("PATH");
-	char *copy = xstrdup(path && *path ? path : "/usr/bin:/bin");
-	char *found = NULL;
-	for (char *dir = strtok(copy, ":"); dir && !found; dir = strtok(NULL, ":")) {
-		char *candidate = path_join(*dir ? dir : ".", name);
-		if (dir[0] == '/' && access(candidate, X_OK) == 0)
-			found = candidate;
-		else
-			free(candidate);
-	}
-	free(copy);
-	return found;
-}
-
 /* First line of `argv`'s standard output, or NULL if it failed. */
 static char *first_line(char *const argv[])
 {
@@ -130,8 +113,8 @@ int launcher_init(struct launcher *l, const char *spec)
 		return -1;
 	}
 	l->spec = xstrdup(spec);
-	char *ccache = use_ccache ? find_program("ccache") : NULL;
-	char *distcc = use_distcc ? find_program("distcc") : NULL;
+	char *ccache = use_ccache ? path_search("ccache") : NULL;
+	char *distcc = use_distcc ? path_search("distcc") : NULL;
 	int rc = 0;
 	if ((use_ccache && !ccache) || (use_distcc && !distcc)) {
 		error("the compiler launcher '%s' needs '%s', which is not in PATH (Debian package %s)",

@@ -31,6 +31,7 @@
 
 static const char usage[] =
 	"usage: crossroot COMMAND [options] TARGET... | --all\n"
+	"       crossroot exec [options] TARGET... -- COMMAND [ARGUMENT]...\n"
 	"\n"
 	"Bootstraps Clang-based cross sysroots from verified sources.\n"
 	"\n"
@@ -44,6 +45,9 @@ static const char usage[] =
 	"           overlay, laid over its sysroot now and after every rebuild\n"
 	"  binfmt   register the target's run wrapper with binfmt_misc (root), so its programs\n"
 	"           run when executed directly; --remove unregisters\n"
+	"  exec     TARGET... -- COMMAND: run COMMAND (any user) in a session of its own where\n"
+	"           the targets' programs run when executed directly (a user namespace's own\n"
+	"           binfmt_misc, Linux 6.7 and later); its exit status is COMMAND's\n"
 	"  prune    bound the caches: keep what the current recipes of every target need and\n"
 	"           the --keep N (default 1) most recently used results per target and stage\n"
 	"  key      generate [FILE]: a key to sign remote cache entries with (prints its public\n"
@@ -99,7 +103,8 @@ static const char usage_options[] =
 	"\n"
 	"exit codes: 0 done, 1 build or test failed, 2 usage or recipe error, 3 fetch, verify or\n"
 	"extract error, 4 work directory locked, 5 verify or --check found differences,\n"
-	"130 interrupted\n";
+	"130 interrupted; exec: COMMAND's status, 125 no session (COMMAND never ran), 126 COMMAND\n"
+	"cannot be executed, 127 COMMAND not found\n";
 
 static void on_signal(int sig)
 {
@@ -291,8 +296,15 @@ int main(int argc, char **argv)
 	           *package_arg = ".";
 	if (cache_arg && !*cache_arg)
 		cache_arg = NULL;   /* empty is unset, not the current directory */
+	/* `exec TARGET... -- COMMAND ARGUMENT...`: from the first --, words are never crossroot's
+	 * options (getopt would take COMMAND's -v); for other commands they are operands, as
+	 * getopt would make them */
+	int dashdash = 0;
+	for (int i = 1; i < argc && !dashdash; i++)
+		if (strcmp(argv[i], "--") == 0)
+			dashdash = i;
 	int c;
-	while ((c = getopt_long(argc, argv, "aj:C:o:kvhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(dashdash ? dashdash : argc, argv, "aj:C:o:kvhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'a': all = true; break;
 		case 'j': {
@@ -342,12 +354,35 @@ int main(int argc, char **argv)
 		default: fputs(usage, stderr); fputs(usage_options, stderr); return EXIT_CONFIG;
 		}
 	}
-	if (optind >= argc) {
+	if (dashdash && optind >= dashdash) {
+		/* `crossroot [options] -- COMMAND ...`: that -- only ended the options */
+		memmove(&argv[dashdash], &argv[dashdash + 1], (size_t)(argc - dashdash) * sizeof(*argv));
+		argc--;
+		dashdash = 0;
+		for (int i = optind + 1; i < argc && !dashdash; i++)
+			if (strcmp(argv[i], "--") == 0)
+				dashdash = i;
+	}
+	if (optind >= (dashdash ? dashdash : argc)) {
 		fputs(usage, stderr);
 		fputs(usage_options, stderr);
 		return EXIT_CONFIG;
 	}
 	const char *command = argv[optind++];
+	bool exec = strcmp(command, "exec") == 0;
+	/* exec's own failures must not look like its command's statuses */
+	const int usage_rc = exec ? EXIT_NO_SESSION : EXIT_CONFIG;
+	int targets_end = argc;   /* the arguments from optind on that name targets */
+	if (exec) {
+		if (all || !dashdash || dashdash + 1 >= argc || optind >= dashdash) {
+			error("usage: crossroot exec [options] TARGET... -- COMMAND [ARGUMENT]...");
+			return EXIT_NO_SESSION;
+		}
+		targets_end = dashdash;
+	} else if (dashdash) {
+		memmove(&argv[dashdash], &argv[dashdash + 1], (size_t)(argc - dashdash) * sizeof(*argv));
+		targets_end = --argc;
+	}
 	if (strcmp(command, "key") == 0)
 		return remote_key_command(argc - optind, argv + optind);
 	if (strcmp(command, "verify") == 0) {
@@ -361,44 +396,43 @@ int main(int argc, char **argv)
 		                                                                        : EXIT_CONFIG;
 	}
 	static const char *const commands[] = {"build", "fetch", "plan", "test", "clean", "prune",
-	                                       "install", "binfmt", "package", "matrix", NULL};
+	                                       "install", "binfmt", "exec", "package", "matrix", NULL};
 	if (format_arg && strcmp(command, "matrix") != 0) {
 		error("--format is for 'crossroot matrix', not '%s'", command);
-		return EXIT_CONFIG;
+		return usage_rc;
 	}
 	if (check && strcmp(command, "build") != 0) {
 		error("--check is for 'crossroot build', not '%s'", command);
-		return EXIT_CONFIG;
+		return usage_rc;
 	}
 	if ((xz || strcmp(package_arg, ".") != 0) && strcmp(command, "package") != 0) {
 		error("--xz and -o are for 'crossroot package', not '%s'", command);
-		return EXIT_CONFIG;
+		return usage_rc;
 	}
 	if (remove && strcmp(command, "binfmt") != 0) {
 		error("--remove is for 'crossroot binfmt', not '%s'", command);
-		return EXIT_CONFIG;
+		return usage_rc;
 	}
 	if (pull_only && strcmp(command, "build") != 0) {
 		error("--pull-only is for 'crossroot build', not '%s'", command);
-		return EXIT_CONFIG;
+		return usage_rc;
 	}
 	if (table_arg && strcmp(command, "test") != 0) {
 		error("--table is for 'crossroot test', not '%s'", command);
-		return EXIT_CONFIG;
+		return usage_rc;
 	}
 	bool known = false;
 	for (size_t i = 0; commands[i]; i++)
 		known |= strcmp(command, commands[i]) == 0;
 	if (!known) {
 		error("unknown command '%s' (commands: build, fetch, plan, test, clean, prune, install, "
-		      "binfmt, key, package, verify, matrix)",
+		      "binfmt, exec, key, package, verify, matrix)",
 		      command);
 		return EXIT_CONFIG;
 	}
 	if (jobs < 1)
 		jobs = 1;
 	const char *install_from = NULL;
-	int targets_end = argc;   /* the arguments from optind on that name targets */
 	if (strcmp(command, "install") == 0) {
 		if (all || argc - optind != 2) {
 			error("usage: crossroot install TARGET DIR (DIR: the DESTDIR of a 'make install')");
@@ -423,7 +457,7 @@ int main(int argc, char **argv)
 	                            {"CROSSROOT_LLVM_BIN", llvm_bin}};
 	for (size_t i = 0; i < sizeof(checked) / sizeof(checked[0]); i++)
 		if (!shell_safe_path(checked[i][0], checked[i][1]))
-			return EXIT_CONFIG;
+			return usage_rc;
 
 	struct recipes recipes;
 	recipes_init(&recipes, root);
@@ -439,15 +473,21 @@ int main(int argc, char **argv)
 			strlist_add(&names, argv[i]);
 	if (names.n == 0) {
 		error("%s: name a target (files in '%s/targets/') or use --all", command, root);
-		return EXIT_CONFIG;
+		return usage_rc;
 	}
 	struct target **targets = xcalloc(names.n, sizeof(*targets));
 	for (size_t i = 0; i < names.n; i++) {
 		targets[i] = recipes_target(&recipes, names.v[i]);
 		if (!targets[i])
-			return EXIT_CONFIG;
+			return usage_rc;
 		if (static_only)
 			targets[i]->static_only = true;
+	}
+	/* exec reads the sysroots only: no lock (a build may run beside it, or inside it), and
+	 * the command gets crossroot's umask and signal dispositions */
+	if (exec) {
+		int rc = binfmt_exec(targets, names.n, out, argv + dashdash + 1);
+		return rc < 0 ? EXIT_NO_SESSION : rc;
 	}
 	/* Build steps create files: the same modes whatever the caller's umask. */
 	umask(022);

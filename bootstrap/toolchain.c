@@ -300,6 +300,7 @@ const char *const toolchain_llvm_tools[][2] = {
 	{"ar", "llvm-ar"}, {"ranlib", "llvm-ranlib"}, {"nm", "llvm-nm"}, {"objcopy", "llvm-objcopy"},
 	{"objdump", "llvm-objdump"}, {"strip", "llvm-strip"}, {"readelf", "llvm-readelf"},
 	{"ld", "ld.lld"}, {"size", "llvm-size"}, {"strings", "llvm-strings"},
+	{"addr2line", "llvm-addr2line"},
 };
 const size_t toolchain_n_llvm_tools = sizeof(toolchain_llvm_tools) / sizeof(toolchain_llvm_tools[0]);
 

@@ -457,6 +457,25 @@ bool path_exists(const char *path)
 	return lstat(path, &st) == 0;
 }
 
+char *path_search(const char *name)
+{
+	if (strchr(name, '/'))
+		return access(name, X_OK) == 0 ? xstrdup(name) : NULL;
+	const char *path = getenv("PATH");
+	char *copy = xstrdup(path && *path ? path : "/usr/bin:/bin");
+	char *found = NULL;
+	for (char *save = NULL, *dir = strtok_r(copy, ":", &save); dir && !found;
+	     dir = strtok_r(NULL, ":", &save)) {
+		char *candidate = path_join(dir, name);
+		if (dir[0] == '/' && access(candidate, X_OK) == 0)
+			found = candidate;
+		else
+			free(candidate);
+	}
+	free(copy);
+	return found;
+}
+
 bool is_dir(const char *path)
 {
 	struct stat st;

@@ -17,6 +17,7 @@ enum exit_code {
 	EXIT_FETCH = 3,       /* a source could not be fetched or verified, or extracted */
 	EXIT_LOCKED = 4,      /* another crossroot holds the work directory */
 	EXIT_MISMATCH = 5,    /* verify: files differ from the manifest; build --check: the builds differ */
+	EXIT_NO_SESSION = 125,   /* exec: no session was made, the command never ran (env's 125) */
 	EXIT_INTERRUPTED = 130,
 };
 
@@ -97,6 +98,10 @@ int write_file_atomic(const char *path, const void *data, size_t len, mode_t mod
 bool path_exists(const char *path);
 bool is_dir(const char *path);
 char *path_join(const char *a, const char *b);
+/* The absolute path of the program `name` as PATH finds it (only PATH's absolute entries;
+ * "/usr/bin:/bin" when PATH is unset or empty), or NULL. A name holding '/' is itself, if
+ * it can be executed. */
+char *path_search(const char *name);
 /* Directory entries (not . and ..), sorted by name; NULL list if the directory is missing. */
 int list_dir(const char *path, struct strlist *out);
 /* Copy a regular file, a symlink or a directory tree; `link_files` hardlinks regular files

@@ -35,14 +35,36 @@ run "$PC" --cflags nosuch
 check "a missing package is pkg-config's exit status and message" 1 "nosuch"
 
 run env CROSSROOT_STAGING="$ST" "$PC" --cflags --libs png
-check "CROSSROOT_STAGING: staged headers and libraries first, then the sysroot's" 0 \
-	"-I$ST/usr/include/png -I$ST/usr/include -I$S/usr/include -L$ST/usr/lib -L$S/usr/lib -lpng -lz"
+check "CROSSROOT_STAGING: a staged package's directories are its staging directory's, its sysroot dependency's the sysroot's" 0 \
+	"-I$ST/usr/include/png -I$S/usr/include -L$ST/usr/lib -lpng -L$S/usr/lib -lz"
 run env PKG_CONFIG_SYSROOT_DIR="$ST" PKG_CONFIG_LIBDIR="$ST/usr/lib/pkgconfig" "$PC" --cflags png
 check "a PKG_CONFIG_SYSROOT_DIR and LIBDIR of the user's are a staging directory" 0 \
-	"-I$ST/usr/include/png -I$ST/usr/include -I$S/usr/include"
+	"-I$ST/usr/include/png -I$S/usr/include"
 run env PKG_CONFIG_PATH="$ST/usr/lib/pkgconfig/" "$PC" --cflags png
 check "so is a PKG_CONFIG_PATH entry" 0 "-I$ST/usr/include/png"
 assert "the staged package's own directory is not under the sysroot" sh -c "! grep -q '$S/usr/include/png' '$T/out'"
+# each package's flags only, from its own tree: two staging directories, each with a .pc file
+# and usr/include and usr/lib of its own (one a DESTDIR of a relocatable .pc file)
+A=$T/stage-a B=$T/stage-b
+mkdir -p "$A/usr/lib/pkgconfig" "$A/usr/include" "$B/usr/lib/pkgconfig" "$B/usr/include/bar"
+printf 'prefix=/usr\nlibdir=${prefix}/lib\nName: foo\nDescription: foo\nVersion: 1\nRequires: z\nCflags: -I${prefix}/include -DFOO\nLibs: -L${libdir} -lfoo\n' >"$A/usr/lib/pkgconfig/foo.pc"
+printf 'prefix=${pcfiledir}/../..\nName: bar\nDescription: bar\nVersion: 2\nCflags: -I/usr/include/bar\nLibs: -L${prefix}/lib -lbar -Wl,-rpath,${prefix}/lib\n' >"$B/usr/lib/pkgconfig/bar.pc"
+run env CROSSROOT_STAGING="$A:$B" "$PC" --cflags --libs foo
+check "two staging directories: a package's own tree's directories" 0 "-I$A/usr/include -DFOO -I$S/usr/include -L$A/usr/lib -lfoo -L$S/usr/lib -lz"
+assert "  (never the other staging directory's)" sh -c "! grep -q '$B' '$T/out'"
+run env CROSSROOT_STAGING="$A:$B" "$PC" --cflags --libs bar
+check "  (and the other package's, a literal path and a relocatable prefix)" 0 \
+	"-I$B/usr/include/bar -L$B/usr/lib/pkgconfig/../../lib -lbar -Wl,-rpath,$B/usr/lib/pkgconfig/../../lib"
+assert "  (never the first staging directory's, nor the sysroot's)" sh -c "! grep -q '$A\\|$S' '$T/out'"
+run env CROSSROOT_STAGING="$A:$B" "$PC" --cflags z
+check "a sysroot package: the sysroot's directories only" 0 "-I$S/usr/include"
+assert "  (no staging directory's)" sh -c "! grep -q '$A\\|$B' '$T/out'"
+run env CROSSROOT_STAGING="$A:$B" "$PC" --variable=prefix foo
+check "a staged package's variables are in its staging directory" 0 "$A/usr"
+run env CROSSROOT_STAGING="$A:$B" "$PC" --modversion foo bar
+check "its other answers are pkg-config's" 0 "1" "2"
+assert "no copy of a .pc file is left behind" sh -c "! ls '${TMPDIR:-/tmp}' | grep -q '^toy-pkg-config\.'"
+
 mkdir -p "$T/abs/lib/pkgconfig" "$T/abs/include"
 printf 'prefix=%s\nName: a\nDescription: a\nVersion: 1\nCflags: -I${prefix}/include\n' "$T/abs" >"$T/abs/lib/pkgconfig/a.pc"
 run env CROSSROOT_STAGING="$T/abs" PKG_CONFIG_PATH="$T/abs/lib/pkgconfig" "$PC" --cflags a
