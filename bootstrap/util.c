@@ -616,8 +616,10 @@ const char *format_duration(double seconds, char out[32])
 {
 	if (seconds < 60)
 		snprintf(out, 32, "%.1f s", seconds);
-	else
+	else if (seconds < 3600)
 		snprintf(out, 32, "%d min %02d s", (int)seconds / 60, (int)seconds % 60);
+	else   /* an LLVM build's estimate: seconds would be noise */
+		snprintf(out, 32, "%d h %02d min", (int)seconds / 3600, (int)seconds % 3600 / 60);
 	return out;
 }
 

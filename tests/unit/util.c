@@ -20,6 +20,8 @@ TEST(util)
 	free(top);
 	char out[32];
 	CHECK(strcmp(format_duration(75, out), "1 min 15 s") == 0);
+	CHECK(strcmp(format_duration(3599, out), "59 min 59 s") == 0);
+	CHECK(strcmp(format_duration(2 * 3600 + 5 * 60 + 59, out), "2 h 05 min") == 0);
 	CHECK(strcmp(format_size(1500000, out), "1.5 MB") == 0);
 }
 
