@@ -32,10 +32,14 @@ struct tree_item {
 enum { TREE_NEXT = 0, TREE_SKIP = 1 };
 typedef int (*tree_visit_fn)(const struct tree_item *it, void *arg);
 
-/* Open `path` as a directory without following a link in its last component. A link, or
- * anything else that is not a directory, is refused with an error naming it and `whose` (e.g.
- * "the stage 'musl' left"), or with "is not a directory" when whose is NULL. -1 after error(),
- * or -2 (no error printed) when it does not exist and `missing_ok`. */
+/* Open `path` as a directory (O_CLOEXEC) without following a link in its last component;
+ * links in the components before it are followed (callers name directories crossroot made,
+ * with a step's output at most the last component). A link there is refused as "WHOSE a link
+ * where a directory must be: 'PATH' (crossroot never follows it)", anything else that is not
+ * a directory as "WHOSE 'PATH', which is not a directory", where WHOSE is `whose` (e.g. "the
+ * stage 'musl' left") or "found" when whose is NULL. Returns the descriptor; -2 (no error
+ * printed) when it does not exist and `missing_ok`; else -1 after error() (a missing path
+ * too: "cannot open the directory 'PATH': No such file or directory"). */
 int tree_open(const char *path, const char *whose, bool missing_ok);
 
 /* Visit every entry below `root` (not root itself). Returns 0, or -1 (after error() or a
