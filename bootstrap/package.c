@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "crossfiles.h"
+#include "overlay.h"
 #include "run.h"
 #include "sbom.h"
 #include "sysroot.h"
@@ -43,6 +44,7 @@ void package_manifest_release(struct package_manifest *m)
 	strlist_release(&m->sources);
 	strlist_release(&m->patches);
 	strlist_release(&m->stages);
+	tree_manifest_release(&m->overlay);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -188,6 +190,25 @@ static int hash_entries(struct package_manifest *m, const char *const build_dirs
 	return rc;
 }
 
+/* The overlay's records say what went in: each of its files and links is in the package as
+ * recorded (`m`'s entries sorted by path). A difference is an overlay changed since the
+ * sysroot was assembled. */
+static int check_overlay(const struct package_manifest *m)
+{
+	for (size_t i = 0; i < m->overlay.n; i++) {
+		const struct tree_entry *o = &m->overlay.entries[i];
+		struct package_entry key = {.path = o->path};
+		const struct package_entry *e = bsearch(&key, m->entries, m->n, sizeof(key), by_path);
+		if (o->kind == 'd' || (e && e->kind == o->kind &&
+		                       strcmp(o->kind == 'f' ? e->sha256 : e->link, o->value) == 0))
+			continue;
+		error("the overlay's '%s' is not what the sysroot holds: the overlay changed since the "
+		      "sysroot was assembled (package again)", o->path);
+		return -1;
+	}
+	return 0;
+}
+
 /* ---- what went in: sources, patches, stages, the compiler, the date ---- */
 
 static void add_line_file(struct strlist *files, const char *path)
@@ -329,6 +350,12 @@ static int describe_inputs(const struct plan *p, const struct target *t, struct 
 	if (t->static_only)
 		buf_printf(&flags, "%sstatic-only", flags.len ? " " : "");
 	m->flags = buf_detach(&flags);
+	/* the user's own files over the sysroot (crossroot install): inputs like the sources */
+	char *overlay = sysroot_overlay_dir(&p->dirs, t->name);
+	if (overlay_manifest(overlay, &m->overlay) < 0)
+		rc = -1;
+	qsort(m->overlay.entries, m->overlay.n, sizeof(*m->overlay.entries), tree_entry_compare);
+	free(overlay);
 	choose_epoch(p, &files, m);
 	strlist_release(&files);
 	free(stages);
@@ -355,6 +382,10 @@ static void header_lines(const struct package_manifest *m, struct buf *b, bool w
 	for (size_t i = 0; i + 2 < m->stages.n; i += 3)
 		buf_printf(b, "stage\t%s\t%s\t%s\n", m->stages.v[i], m->stages.v[i + 1],
 		           m->stages.v[i + 2]);
+	for (size_t i = 0; i < m->overlay.n; i++) {
+		buf_puts(b, "overlay\t");
+		tree_entry_line(&m->overlay.entries[i], b);
+	}
 }
 
 static void entry_line(const struct package_entry *e, struct buf *b)
@@ -483,6 +514,11 @@ int package_write(const struct plan *p, const struct target *t, const struct pac
 	m.n = kept;
 	const char *build_dirs[] = {p->dirs.root, p->dirs.work, p->dirs.out, NULL};
 	if (hash_entries(&m, build_dirs, p->host->bin, t->name) < 0) {
+		rc = -1;
+		goto out;
+	}
+	qsort(m.entries, m.n, sizeof(*m.entries), by_path);
+	if (check_overlay(&m) < 0) {
 		rc = -1;
 		goto out;
 	}
@@ -840,6 +876,18 @@ int package_check(const struct plan *p, const struct target *t, const struct pac
 		goto out;
 	struct package_options o = {.dir = first_dir};
 	if (package_write(p, t, &o, &first) < 0)
+		goto out;
+	/* the overlay is an input (crossroot install): the second build gets a copy of it */
+	char *overlay = sysroot_overlay_dir(&p->dirs, t->name);
+	struct dirs there = {.work = work};
+	char *overlay_there = sysroot_overlay_dir(&there, t->name);
+	char *parent = path_join(work, "overlays");
+	int copied = !is_dir(overlay) ? 0 : mkdir_p(parent, 0755) == 0 ?
+	             copy_tree(overlay, overlay_there, false) : -1;
+	free(parent);
+	free(overlay_there);
+	free(overlay);
+	if (copied < 0)
 		goto out;
 	/* a cold build: its own work directory, stage cache and output, no remote cache; the
 	 * verified downloads are its mirror (a download cache is one), so nothing is fetched */
