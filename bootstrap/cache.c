@@ -268,7 +268,9 @@ int cache_union_add(struct cache_union *u, const char *dir, const char *key, con
 	char *files = result_file(dir, key, "files");
 	char *text = NULL;
 	int rc = -1;
-	if (!path_exists(manifest) || !is_dir(files)) {
+	if (!output || !digest_is_valid_hex(output)) {
+		error("the result of stage %s was never checked: it cannot be copied", owner);
+	} else if (!path_exists(manifest) || !is_dir(files)) {
 		error("the result of stage %s (%s) is missing from the stage cache: run the build "
 		      "again", owner, manifest);
 	} else if ((text = read_file(manifest, NULL))) {
