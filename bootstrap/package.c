@@ -354,7 +354,8 @@ static int describe_inputs(const struct plan *p, const struct target *t, struct 
 	char *overlay = sysroot_overlay_dir(&p->dirs, t->name);
 	if (overlay_manifest(overlay, &m->overlay) < 0)
 		rc = -1;
-	qsort(m->overlay.entries, m->overlay.n, sizeof(*m->overlay.entries), tree_entry_compare);
+	if (m->overlay.n)
+		qsort(m->overlay.entries, m->overlay.n, sizeof(*m->overlay.entries), tree_entry_compare);
 	free(overlay);
 	choose_epoch(p, &files, m);
 	strlist_release(&files);
@@ -742,8 +743,10 @@ static int read_archive(const char *file, struct tree_manifest *have, char **man
 static size_t compare_entries(struct tree_manifest *want, struct tree_manifest *have,
                               const char *where)
 {
-	qsort(want->entries, want->n, sizeof(*want->entries), tree_entry_compare);
-	qsort(have->entries, have->n, sizeof(*have->entries), tree_entry_compare);
+	if (want->n)
+		qsort(want->entries, want->n, sizeof(*want->entries), tree_entry_compare);
+	if (have->n)
+		qsort(have->entries, have->n, sizeof(*have->entries), tree_entry_compare);
 	size_t i = 0, j = 0, differences = 0;
 	static const char *const kinds[] = {['d'] = "a directory", ['f'] = "a file", ['l'] = "a link"};
 	while (i < want->n || j < have->n) {

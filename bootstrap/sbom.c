@@ -57,8 +57,9 @@ static void verification_code(struct strlist *sums, char out[41])
 static bool from_overlay(const struct package_manifest *m, const char *path)
 {
 	struct tree_entry key = {.path = (char *)path};
-	const struct tree_entry *e = bsearch(&key, m->overlay.entries, m->overlay.n,
-	                                     sizeof(key), tree_entry_by_path);
+	const struct tree_entry *e = !m->overlay.n ? NULL :
+	                             bsearch(&key, m->overlay.entries, m->overlay.n, sizeof(key),
+	                                     tree_entry_by_path);
 	return e && e->kind == 'f';
 }
 

@@ -624,8 +624,8 @@ int tree_tar_unpack(const char *archive_path, const char *dest, const struct tre
 	int got;
 	while ((got = tree_tar_read_next(in, &mem)) > 0) {
 		struct tree_entry key = {.path = (char *)mem->path};
-		const struct tree_entry *it = bsearch(&key, m->entries, m->n, sizeof(key),
-		                                       tree_entry_by_path);
+		const struct tree_entry *it = !m->n ? NULL : bsearch(&key, m->entries, m->n,
+		                                                     sizeof(key), tree_entry_by_path);
 		bool *it_seen = it ? &seen[it - m->entries] : NULL;
 		bool fits = it && !*it_seen && it->kind == mem->kind &&
 		            (it->kind == 'd' || (it->kind == 'f' && mem->size == it->size) ||
