@@ -63,6 +63,31 @@ static bool from_overlay(const struct package_manifest *m, const char *path)
 	return e && e->kind == 'f';
 }
 
+/* The user's own files (crossroot install), when there are any: a package of the SDK's files
+ * it holds (`files`, taken), which the SDK CONTAINS. */
+static void add_overlay(const struct package_manifest *m, json_t *packages,
+                        json_t *relationships, json_t *files, struct strlist *sums)
+{
+	if (!m->overlay.n) {
+		json_decref(files);
+		return;
+	}
+	char code[41] = "";
+	verification_code(sums, code);
+	char *info = xasprintf("%zu entries laid over the sysroot from the target's overlay, each "
+	                       "recorded in the package manifest's overlay lines", m->overlay.n);
+	json_array_append_new(packages,
+		json_pack("{s:s, s:s, s:s, s:b, s:{s:s}, s:o, s:s, s:s, s:s, s:s}",
+		          "name", "overlay", "SPDXID", "SPDXRef-Package-overlay",
+		          "downloadLocation", "NOASSERTION", "filesAnalyzed", 1,
+		          "packageVerificationCode", "packageVerificationCodeValue", code,
+		          "hasFiles", files, "licenseConcluded", "NOASSERTION",
+		          "licenseDeclared", "NOASSERTION", "copyrightText", "NOASSERTION",
+		          "sourceInfo", info));
+	free(info);
+	relate(relationships, "SPDXRef-Package-sdk", "CONTAINS", "SPDXRef-Package-overlay");
+}
+
 char *sbom_spdx_json(const struct package_manifest *m)
 {
 	char created[32];
@@ -124,26 +149,7 @@ char *sbom_spdx_json(const struct package_manifest *m)
 		          "summary", summary, "primaryPackagePurpose", "LIBRARY"));
 	free(summary);
 
-	/* the user's own files (crossroot install): a package of the SDK's files it holds */
-	if (m->overlay.n) {
-		char overlay_code[41] = "";
-		verification_code(&overlay_sums, overlay_code);
-		char *info = xasprintf("%zu entries laid over the sysroot from the target's overlay, "
-		                       "each recorded in the package manifest's overlay lines",
-		                       m->overlay.n);
-		json_array_append_new(packages,
-			json_pack("{s:s, s:s, s:s, s:b, s:{s:s}, s:o, s:s, s:s, s:s, s:s}",
-			          "name", "overlay", "SPDXID", "SPDXRef-Package-overlay",
-			          "downloadLocation", "NOASSERTION", "filesAnalyzed", 1,
-			          "packageVerificationCode", "packageVerificationCodeValue", overlay_code,
-			          "hasFiles", overlay_files, "licenseConcluded", "NOASSERTION",
-			          "licenseDeclared", "NOASSERTION", "copyrightText", "NOASSERTION",
-			          "sourceInfo", info));
-		free(info);
-		relate(relationships, "SPDXRef-Package-sdk", "CONTAINS", "SPDXRef-Package-overlay");
-	} else {
-		json_decref(overlay_files);
-	}
+	add_overlay(m, packages, relationships, overlay_files, &overlay_sums);
 	strlist_release(&sums);
 	strlist_release(&overlay_sums);
 
