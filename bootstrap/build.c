@@ -188,7 +188,7 @@ static int fill_private_dirs(const struct plan *p, const struct node *n, const c
 			continue;
 		bool is_tools = deps[i]->stage->installs == INSTALLS_TOOLS;
 		rc = cache_union_add(is_tools ? &into_tools : &into_sysroot, p->dirs.stage_cache,
-		                     deps[i]->key, deps[i]->label);
+		                     deps[i]->key, deps[i]->label, deps[i]->output);
 	}
 	if (rc == 0)
 		rc = cache_union_install(&into_sysroot, sysroot);

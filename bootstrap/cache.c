@@ -250,18 +250,49 @@ int cache_publish_expected(const char *dir, const char *key, const char *destdir
 
 /* ---- union of results into a directory ---- */
 
-int cache_union_add(struct cache_union *u, const char *dir, const char *key, const char *owner)
+/* A result that changed since it was checked: said, naming the stage, and removed, so the
+ * next build makes (or pulls) it again. */
+static void changed_since_check(const char *result, const char *owner, const char *what)
 {
+	error("the result of stage %s changed since it was checked: %s; removed from the stage "
+	      "cache, the next build makes it again", owner, what);
+	if (result && remove_tree(result) < 0)
+		error("cannot remove '%s'", result);
+}
+
+int cache_union_add(struct cache_union *u, const char *dir, const char *key, const char *owner,
+                    const char *output)
+{
+	char *result = cache_result_dir(dir, key);
 	char *manifest = result_file(dir, key, "manifest");
 	char *files = result_file(dir, key, "files");
 	char *text = NULL;
 	int rc = -1;
-	if (!path_exists(manifest) || !is_dir(files))
+	if (!output || !digest_is_valid_hex(output)) {
+		error("the result of stage %s was never checked: it cannot be copied", owner);
+	} else if (!path_exists(manifest) || !is_dir(files)) {
 		error("the result of stage %s (%s) is missing from the stage cache: run the build "
 		      "again", owner, manifest);
-	else if ((text = read_file(manifest, NULL)))
-		rc = parse_manifest(manifest, text, files, owner, &u->entries, &u->n, &u->cap);
+	} else if ((text = read_file(manifest, NULL))) {
+		char id[DIGEST_HEX_LEN + 1];
+		struct digest d;
+		digest_init(&d);
+		digest_update(&d, text, strlen(text));
+		digest_final(&d, id);
+		if (strcmp(id, output) != 0) {
+			char *what = xasprintf("its manifest is not the one of output %.12s", output);
+			changed_since_check(result, owner, what);
+			free(what);
+		} else {
+			rc = parse_manifest(manifest, text, files, owner, &u->entries, &u->n, &u->cap);
+		}
+	}
+	if (rc == 0) {
+		strlist_add(&u->results, owner);
+		strlist_add(&u->results, result);
+	}
 	free(text);
+	free(result);
 	free(manifest);
 	free(files);
 	return rc;
@@ -270,6 +301,7 @@ int cache_union_add(struct cache_union *u, const char *dir, const char *key, con
 void cache_union_release(struct cache_union *u)
 {
 	tree_entries_free(u->entries, u->n);
+	strlist_release(&u->results);
 	memset(u, 0, sizeof(*u));
 }
 
@@ -314,6 +346,15 @@ static int copy_data(int in, int out, const char *to)
 	return -1;
 }
 
+/* The result directory of the stage named `owner` (cache_union_add). */
+static const char *result_of(const struct cache_union *u, const char *owner)
+{
+	for (size_t i = 0; i + 1 < u->results.n; i += 2)
+		if (strcmp(u->results.v[i], owner) == 0)
+			return u->results.v[i + 1];
+	return NULL;
+}
+
 /* Open the directory that holds `rel` inside `rootfd`, never following a link. */
 static int open_parent(int rootfd, const char *rel, const char **leaf)
 {
@@ -336,7 +377,26 @@ static int open_parent(int rootfd, const char *rel, const char **leaf)
 	}
 }
 
-static int install_entry(int rootfd, const char *dest, const struct tree_entry *e)
+/* Is the copy `out` (just written) what the manifest says of `e`? The copy is checked, not
+ * the cached file: a cached file changed while it was copied cannot slip in. 1 or 0 (*what
+ * says how it differs; free it), -1 if it cannot be read. */
+static int copy_matches(int out, const char *to, const struct tree_entry *e, char **what)
+{
+	struct stat st;
+	char hex[DIGEST_HEX_LEN + 1];
+	if (lseek(out, 0, SEEK_SET) < 0 || fstat(out, &st) < 0 || digest_fd(out, to, hex) < 0) {
+		error("cannot read back '%s':", to);
+		return -1;
+	}
+	if ((long long)st.st_size == e->size && strcmp(hex, e->value) == 0)
+		return 1;
+	*what = xasprintf("'%s' has %lld bytes, sha256 %s; its manifest says %lld bytes, sha256 %s",
+	                  e->path, (long long)st.st_size, hex, e->size, e->value);
+	return 0;
+}
+
+static int install_entry(const struct cache_union *u, int rootfd, const char *dest,
+                         const struct tree_entry *e)
 {
 	const char *leaf;
 	int dirfd = open_parent(rootfd, e->path, &leaf);
@@ -362,13 +422,31 @@ static int install_entry(int rootfd, const char *dest, const struct tree_entry *
 		else
 			error("cannot create link '%s':", to);
 	} else {
-		int in = open(e->from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-		int out = openat(dirfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (in < 0)
+		/* never blocked by a FIFO put in the file's place */
+		int in = open(e->from, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		int in_errno = errno;
+		int out = in < 0 ? -1 : openat(dirfd, leaf, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW |
+		                                             O_CLOEXEC, 0600);
+		struct stat st;
+		char *what = NULL;
+		int matches = 0;
+		if (in < 0 && (in_errno == ENOENT || in_errno == ELOOP || in_errno == ENXIO ||
+		               in_errno == ENOTDIR)) {
+			what = xasprintf("'%s' is missing or not a file", e->path);
+			changed_since_check(result_of(u, e->owner), e->owner, what);
+		} else if (in < 0) {
+			errno = in_errno;
 			error("cannot open '%s' (stage %s):", e->from, e->owner);
-		else if (out < 0)
+		} else if (out < 0) {
 			error("cannot create '%s':", to);
-		else if (copy_data(in, out, to) == 0) {
+		} else if (fstat(in, &st) < 0 || !S_ISREG(st.st_mode) ||
+		           fcntl(in, F_SETFL, 0) < 0) {
+			what = xasprintf("'%s' is not a file", e->path);
+			changed_since_check(result_of(u, e->owner), e->owner, what);
+		} else if (copy_data(in, out, to) == 0 &&
+		           (matches = copy_matches(out, to, e, &what)) == 0) {
+			changed_since_check(result_of(u, e->owner), e->owner, what);
+		} else if (matches == 1) {
 			if (fchmod(out, e->mode & 0755) < 0)
 				error("cannot change the mode of '%s':", to);
 			else if (close(out) < 0)
@@ -377,6 +455,7 @@ static int install_entry(int rootfd, const char *dest, const struct tree_entry *
 				rc = 0;
 			out = -1;
 		}
+		free(what);
 		if (in >= 0)
 			close(in);
 		if (out >= 0) {
@@ -411,7 +490,7 @@ int cache_union_install(struct cache_union *u, const char *dest)
 	for (size_t i = 0; i < u->n && rc == 0; i++) {
 		if (i > 0 && strcmp(u->entries[i - 1].path, u->entries[i].path) == 0)
 			continue;   /* the same content from two stages */
-		rc = install_entry(rootfd, dest, &u->entries[i]);
+		rc = install_entry(u, rootfd, dest, &u->entries[i]);
 	}
 	/* directory modes last, deepest first, so a read-only directory does not block its own
 	 * children */

@@ -60,13 +60,22 @@ int cache_publish_expected(const char *dir, const char *key, const char *destdir
                            const char *owner, char output[DIGEST_HEX_LEN + 1]);
 
 /* Union of several results, by their manifests: the set of paths each installs. Two results
- * that install the same path with different contents are an error naming both. */
+ * that install the same path with different contents are an error naming both.
+ * A result is checked (cache_lookup, or published) before a union takes it, and may change
+ * after: the union copies only what matches the manifest that was checked. Its manifest must
+ * still hash to the output id checked, and each file's copy is hashed and compared with its
+ * manifest line after it is written (a reflink or a copy from a descriptor opened without
+ * following a link or blocking on a FIFO). A result that differs is an error naming the
+ * stage and the file, and is removed from the cache: the next build makes or pulls it again. */
 struct cache_union {
 	struct tree_entry *entries;
 	size_t n, cap;
+	struct strlist results;     /* owner, result directory, ...: what to remove if changed */
 };
-/* Add result `key` (made by `owner`, a name for messages). */
-int cache_union_add(struct cache_union *u, const char *dir, const char *key, const char *owner);
+/* Add result `key` (made by `owner`, a name for messages) whose output id was checked to be
+ * `output`. */
+int cache_union_add(struct cache_union *u, const char *dir, const char *key, const char *owner,
+                    const char *output);
 /* Check for conflicts, then copy every entry into `dest` (which must exist). Nothing is
  * written through a symbolic link, and nothing outside `dest`. */
 int cache_union_install(struct cache_union *u, const char *dest);

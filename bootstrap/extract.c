@@ -401,6 +401,17 @@ static int copy_entry_data(struct extraction *x, const char *name, const char *p
 	}
 }
 
+/* The mode an entry gets: steps run as another user (nobody, as root) and only read source
+ * trees, so a directory is 0755 and a file readable by all, executable by all if by anyone,
+ * writable by its owner at most (a tarball's 0700 directory cannot lock a step out, nor its
+ * 0666 file be changed by another user). Set-id bits were refused before. */
+static mode_t source_mode(mode_t perm, bool directory)
+{
+	if (directory)
+		return 0755;
+	return (perm & 0200) | 0444 | (perm & 0111 ? 0111 : 0);
+}
+
 /* Extract one entry whose header was just read: check, then write (or skip). */
 static int extract_entry(struct extraction *x, struct archive_entry *e)
 {
@@ -463,6 +474,8 @@ static int extract_entry(struct extraction *x, struct archive_entry *e)
 	archive_entry_set_pathname(e, path);
 	if (hard_path)
 		archive_entry_set_hardlink(e, hard_path);
+	if (type != AE_IFLNK)
+		archive_entry_set_perm(e, source_mode(archive_entry_perm(e), type == AE_IFDIR));
 	if (archive_write_header(x->out, e) < ARCHIVE_WARN) {
 		write_failed(x, path);
 		goto out;

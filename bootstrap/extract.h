@@ -10,6 +10,9 @@
  * through one, and a hard link to a symbolic link that leads outside from its new place.
  * libarchive's secure flags enforce the same underneath. Limits bound the entry count and
  * the bytes written.
+ * Modes: build steps read trees as another user (nobody, as root), so every directory is
+ * 0755 and every file readable by all, executable by all if by anyone, writable by its owner
+ * at most: no tarball's 0700 directory or 0666 file reaches a step as it was.
  * Atomicity: entries go to DEST.tmp.<pid>, renamed to DEST at the end; DEST exists only
  * when complete. Every write must succeed whole: a full disk (which libarchive reports only
  * as a warning) is an error naming the file and errno's words. On any failure nothing is

@@ -263,6 +263,21 @@ void overlay_digest(struct digest *d, const char *overlay)
 	}
 }
 
+int overlay_manifest(const char *overlay, struct tree_manifest *m)
+{
+	if (!is_dir(overlay))
+		return 0;
+	struct tree_scan scan = {0};
+	buf_puts(&scan.out, TREE_MANIFEST_HEADER);
+	int rc = tree_scan(&scan, overlay);
+	char *why = NULL;
+	if (rc == 0 && (rc = tree_manifest_parse(m, overlay, scan.out.s, &why)) < 0)
+		error("%s", why);
+	free(why);
+	buf_release(&scan.out);
+	return rc;
+}
+
 static int apply_entry(const char *root, const char *rel, const struct stat *st, void *ctx)
 {
 	const char *dest = ctx;

@@ -3,8 +3,6 @@
 #define _GNU_SOURCE
 #include "package.h"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +15,7 @@
 #include <unistd.h>
 
 #include "crossfiles.h"
+#include "overlay.h"
 #include "run.h"
 #include "sbom.h"
 #include "sysroot.h"
@@ -45,6 +44,7 @@ void package_manifest_release(struct package_manifest *m)
 	strlist_release(&m->sources);
 	strlist_release(&m->patches);
 	strlist_release(&m->stages);
+	tree_manifest_release(&m->overlay);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -73,37 +73,6 @@ static unsigned normal_mode(mode_t mode)
 }
 
 /* ---- hashing ---- */
-
-/* sha256 and sha1 of a stream, for members read piece by piece (never held whole) */
-struct member_hash {
-	struct digest sha256;
-	EVP_MD_CTX *sha1;
-};
-
-static void member_hash_init(struct member_hash *h)
-{
-	digest_init(&h->sha256);
-	h->sha1 = EVP_MD_CTX_new();
-	if (!h->sha1 || EVP_DigestInit_ex(h->sha1, EVP_sha1(), NULL) != 1)
-		abort();
-}
-
-static void member_hash_update(struct member_hash *h, const void *data, size_t len)
-{
-	digest_update(&h->sha256, data, len);
-	EVP_DigestUpdate(h->sha1, data, len);
-}
-
-static void member_hash_final(struct member_hash *h, char sha256[DIGEST_HEX_LEN + 1], char sha1[41])
-{
-	digest_final(&h->sha256, sha256);
-	unsigned char raw[EVP_MAX_MD_SIZE];
-	unsigned n = 0;
-	EVP_DigestFinal_ex(h->sha1, raw, &n);
-	EVP_MD_CTX_free(h->sha1);
-	for (unsigned i = 0; i < n && i < 20; i++)
-		snprintf(sha1 + 2 * i, 3, "%02x", raw[i]);
-}
 
 /* A mode no sysroot or package holds: set-id, sticky, group or other writable. */
 static bool unsafe_mode(mode_t mode)
@@ -219,6 +188,25 @@ static int hash_entries(struct package_manifest *m, const char *const build_dirs
 	free(wrapper_prefix);
 	strlist_release(&host_users);
 	return rc;
+}
+
+/* The overlay's records say what went in: each of its files and links is in the package as
+ * recorded (`m`'s entries sorted by path). A difference is an overlay changed since the
+ * sysroot was assembled. */
+static int check_overlay(const struct package_manifest *m)
+{
+	for (size_t i = 0; i < m->overlay.n; i++) {
+		const struct tree_entry *o = &m->overlay.entries[i];
+		struct package_entry key = {.path = o->path};
+		const struct package_entry *e = bsearch(&key, m->entries, m->n, sizeof(key), by_path);
+		if (o->kind == 'd' || (e && e->kind == o->kind &&
+		                       strcmp(o->kind == 'f' ? e->sha256 : e->link, o->value) == 0))
+			continue;
+		error("the overlay's '%s' is not what the sysroot holds: the overlay changed since the "
+		      "sysroot was assembled (package again)", o->path);
+		return -1;
+	}
+	return 0;
 }
 
 /* ---- what went in: sources, patches, stages, the compiler, the date ---- */
@@ -378,6 +366,13 @@ static int describe_inputs(const struct plan *p, const struct target *t, struct 
 	if (t->static_only)
 		buf_printf(&flags, "%sstatic-only", flags.len ? " " : "");
 	m->flags = buf_detach(&flags);
+	/* the user's own files over the sysroot (crossroot install): inputs like the sources */
+	char *overlay = sysroot_overlay_dir(&p->dirs, t->name);
+	if (overlay_manifest(overlay, &m->overlay) < 0)
+		rc = -1;
+	if (m->overlay.n)
+		qsort(m->overlay.entries, m->overlay.n, sizeof(*m->overlay.entries), tree_entry_compare);
+	free(overlay);
 	choose_epoch(p, &files, m);
 	strlist_release(&files);
 	free(stages);
@@ -407,16 +402,18 @@ static void header_lines(const struct package_manifest *m, struct buf *b, bool w
 	for (size_t i = 0; i + 2 < m->stages.n; i += 3)
 		buf_printf(b, "stage\t%s\t%s\t%s\n", m->stages.v[i], m->stages.v[i + 1],
 		           m->stages.v[i + 2]);
+	for (size_t i = 0; i < m->overlay.n; i++) {
+		buf_puts(b, "overlay\t");
+		tree_entry_line(&m->overlay.entries[i], b);
+	}
 }
 
 static void entry_line(const struct package_entry *e, struct buf *b)
 {
-	if (e->kind == 'd')
-		buf_printf(b, "d\t%o\t%s\n", e->mode, e->path);
-	else if (e->kind == 'f')
-		buf_printf(b, "f\t%o\t%lld\t%s\t%s\n", e->mode, e->size, e->sha256, e->path);
-	else
-		buf_printf(b, "l\t%s\t%s\n", e->link, e->path);
+	struct tree_entry line = {.kind = e->kind, .mode = e->mode, .size = e->size,
+	                          .value = e->kind == 'l' ? e->link : (char *)e->sha256,
+	                          .path = e->path};
+	tree_entry_line(&line, b);
 }
 
 static char *manifest_text(const struct package_manifest *m)
@@ -429,49 +426,31 @@ static char *manifest_text(const struct package_manifest *m)
 	return buf_detach(&b);
 }
 
-/* The entries of a manifest's text (its d/f/l lines), into `m`. */
-static int parse_entries(const char *text, const char *name, struct package_manifest *m)
+/* The entries of a package manifest's text (tree.h's lines after the input records), into `m`. */
+static int parse_entries(const char *text, const char *name, struct tree_manifest *m)
 {
-	if (strncmp(text, "crossroot-package 1\n", 20) != 0) {
+	static const char header[] = "crossroot-package 1\n";
+	if (strncmp(text, header, strlen(header)) != 0) {
 		error("'%s' is not a crossroot package manifest (it must start with "
 		      "'crossroot-package 1')", name);
 		return -1;
 	}
-	char *copy = xstrdup(text);
-	size_t line_no = 0;
-	int rc = 0;
-	for (char *line = strtok(copy, "\n"); line && rc == 0; line = strtok(NULL, "\n")) {
-		line_no++;
-		char *field[6] = {0};
-		size_t count = 0;
-		for (char *f = line; f && count < 6; count++) {
-			field[count] = f;
-			f = strchr(f, '\t');
-			if (f)
-				*f++ = '\0';
+	const char *body = text + strlen(header);
+	size_t line = 2;
+	while (*body && !(strchr("dfl", body[0]) && body[1] == '\t')) {
+		body = strchr(body, '\n');
+		if (!body) {
+			error("%s:%zu: truncated manifest", name, line);
+			return -1;
 		}
-		if (strlen(field[0]) != 1 || !strchr("dfl", field[0][0])) {
-			if (strcmp(field[0], "target") == 0 && count > 1)
-				m->target = xstrdup(field[1]);
-			continue;
-		}
-		size_t want = field[0][0] == 'd' ? 3 : field[0][0] == 'f' ? 5 : 3;
-		if (count != want) {
-			error("%s:%zu: malformed entry (%zu fields, expected %zu)", name, line_no, count, want);
-			rc = -1;
-			break;
-		}
-		struct package_entry *e = add_entry(m, field[0][0], field[count - 1]);
-		if (e->kind == 'd' || e->kind == 'f')
-			e->mode = (unsigned)strtoul(field[1], NULL, 8);
-		if (e->kind == 'f') {
-			e->size = atoll(field[2]);
-			snprintf(e->sha256, sizeof(e->sha256), "%s", field[3]);
-		}
-		if (e->kind == 'l')
-			e->link = xstrdup(field[1]);
+		body++;
+		line++;
 	}
-	free(copy);
+	char *why = NULL;
+	int rc = tree_manifest_parse_body(m, name, body, line, &why);
+	if (rc < 0)
+		error("%s", why);
+	free(why);
 	return rc;
 }
 
@@ -555,6 +534,11 @@ int package_write(const struct plan *p, const struct target *t, const struct pac
 	m.n = kept;
 	const char *build_dirs[] = {p->dirs.root, p->dirs.work, p->dirs.out, NULL};
 	if (hash_entries(&m, build_dirs, m.host_bin, t->name) < 0) {
+		rc = -1;
+		goto out;
+	}
+	qsort(m.entries, m.n, sizeof(*m.entries), by_path);
+	if (check_overlay(&m) < 0) {
 		rc = -1;
 		goto out;
 	}
@@ -650,8 +634,23 @@ out:
 
 #define MANIFEST_MAX (64 << 20)   /* a manifest line per file: far more than any sysroot */
 
-/* What a package or tree holds, as entries (hashed), and its manifest's text. */
-static int read_tree(const char *root, struct package_manifest *have, char **manifest)
+/* What a package or tree holds, as tree.h's entries: modes normalised (normal_mode), a file's
+ * sha256 or a link's target as the value. */
+static void add_held(struct tree_manifest *m, char kind, const char *path, unsigned mode,
+                     long long size, const char *value)
+{
+	if (m->n == m->cap) {
+		m->cap = m->cap ? 2 * m->cap : 256;
+		m->entries = xrealloc(m->entries, m->cap * sizeof(*m->entries));
+	}
+	m->entries[m->n] = (struct tree_entry){.kind = kind, .mode = mode, .size = size,
+	                                       .value = value ? xstrdup(value) : NULL,
+	                                       .path = xstrdup(path), .order = m->n};
+	m->n++;
+}
+
+/* A tree unpacked from a package: its entries (hashed), and its manifest's text. */
+static int read_tree(const char *root, struct tree_manifest *have, char **manifest)
 {
 	char *path = path_join(root, PACKAGE_MANIFEST);
 	if (!path_exists(path)) {
@@ -662,39 +661,44 @@ static int read_tree(const char *root, struct package_manifest *have, char **man
 	}
 	*manifest = read_file(path, NULL);
 	free(path);
-	if (!*manifest || walk(have, root) < 0)
-		return -1;
-	for (size_t i = 0; i < have->n; i++) {
-		struct package_entry *e = &have->entries[i];
-		if (e->kind != 'f')
-			continue;
+	struct package_manifest found = {0};
+	int rc = *manifest && walk(&found, root) == 0 ? 0 : -1;
+	for (size_t i = 0; i < found.n && rc == 0; i++) {
+		struct package_entry *e = &found.entries[i];
 		size_t len = 0;
-		void *data = map_file(e->from, &len);
-		if (!data)
-			return -1;
-		e->size = (long long)len;
-		hash_bytes(data, len, e->sha256, e->sha1);
-		unmap_file(data, len);
+		void *data = e->kind == 'f' ? map_file(e->from, &len) : NULL;
+		if (e->kind == 'f' && !data) {
+			rc = -1;
+			break;
+		}
+		if (data) {
+			e->size = (long long)len;
+			hash_bytes(data, len, e->sha256, e->sha1);
+			unmap_file(data, len);
+		}
+		add_held(have, e->kind, e->path, e->mode, e->size, e->kind == 'l' ? e->link :
+		         e->kind == 'f' ? e->sha256 : NULL);
 	}
-	return 0;
+	package_manifest_release(&found);
+	return rc;
 }
 
-static int read_archive(const char *file, struct package_manifest *have, char **manifest)
+/* A package file: its members (tree.h's reader; each hashed as it streams, only the manifest
+ * kept, up to a bound), and its manifest's text. -1 unreadable, 1 with problems named, 0. */
+static int read_archive(const char *file, struct tree_manifest *have, char **manifest)
 {
-	struct archive *a = archive_read_new();
-	archive_read_support_filter_all(a);
-	archive_read_support_format_tar(a);
-	int rc = 0;
-	if (archive_read_open_filename(a, file, 1 << 16) != ARCHIVE_OK) {
-		error("cannot read the package '%s': %s", file, archive_error_string(a));
-		archive_read_free(a);
+	char *why = NULL;
+	struct tree_tar_reader *r = tree_tar_read_open(file, false, &why);
+	if (!r) {
+		error("cannot read the package '%s': %s", file, why);
+		free(why);
 		return -1;
 	}
-	struct archive_entry *ae;
+	const struct tree_tar_member *mem;
 	char *top = NULL;
-	int r;
-	while ((r = archive_read_next_header(a, &ae)) == ARCHIVE_OK) {
-		const char *name = archive_entry_pathname(ae);
+	int rc = 0, got;
+	while ((got = tree_tar_read_next(r, &mem)) > 0) {
+		const char *name = mem->path;
 		size_t top_len = strcspn(name, "/");
 		if (!top)
 			top = xstrndup(name, top_len);
@@ -706,48 +710,28 @@ static int read_archive(const char *file, struct package_manifest *have, char **
 			rc = 1;
 			continue;
 		}
-		char *path = xstrdup(rel);
-		size_t len = strlen(path);
-		while (len && path[len - 1] == '/')
-			path[--len] = '\0';
-		mode_t type = archive_entry_filetype(ae);
-		if (!path[0]) {
-			free(path);
+		if (!rel[0])
 			continue;
-		}
-		if (type != AE_IFLNK && unsafe_mode(archive_entry_perm(ae))) {
+		if (mem->kind != 'l' && unsafe_mode(mem->mode)) {
 			error("'%s' in '%s' has mode %o (set-id, sticky, or writable by group or others): "
-			      "a package never holds it", name, file, (unsigned)archive_entry_perm(ae));
+			      "a package never holds it", name, file, mem->mode);
 			rc = 1;
 		}
-		if (type == AE_IFDIR) {
-			add_entry(have, 'd', path)->mode = normal_mode(archive_entry_perm(ae) | S_IFDIR);
-		} else if (type == AE_IFLNK) {
-			add_entry(have, 'l', path)->link = xstrdup(archive_entry_symlink(ae));
-		} else if (type == AE_IFREG) {
-			struct package_entry *e = add_entry(have, 'f', path);
-			e->mode = archive_entry_perm(ae) & 0111 ? 0755 : 0644;
-			/* hashed as it streams: only the manifest is kept, and only up to a bound */
-			bool is_manifest = strcmp(path, PACKAGE_MANIFEST) == 0;
+		if (mem->kind == 'd') {
+			add_held(have, 'd', rel, normal_mode(mem->mode | S_IFDIR), 0, NULL);
+		} else if (mem->kind == 'l') {
+			add_held(have, 'l', rel, 0777, 0, mem->link);
+		} else if (mem->kind == 'f') {
+			bool is_manifest = strcmp(rel, PACKAGE_MANIFEST) == 0;
 			struct buf kept = {0};
-			struct member_hash h;
-			member_hash_init(&h);
-			char chunk[65536];
-			la_ssize_t n;
+			char hex[DIGEST_HEX_LEN + 1];
 			long long size = 0;
-			while ((n = archive_read_data(a, chunk, sizeof(chunk))) > 0) {
-				member_hash_update(&h, chunk, (size_t)n);
-				size += n;
-				if (is_manifest && kept.len < MANIFEST_MAX)
-					buf_add(&kept, chunk, (size_t)n);
-			}
-			if (n < 0) {
-				error("cannot read '%s' in '%s': %s", path, file, archive_error_string(a));
+			if (tree_tar_read_data(r, hex, &size, is_manifest ? &kept : NULL, MANIFEST_MAX) < 0) {
+				error("cannot read '%s' in '%s': %s", rel, file, tree_tar_read_error(r));
 				rc = 1;
 			}
-			e->size = size;
-			member_hash_final(&h, e->sha256, e->sha1);
-			if (is_manifest && kept.len >= MANIFEST_MAX) {
+			add_held(have, 'f', rel, normal_mode(mem->mode), size, hex);
+			if (is_manifest && size > MANIFEST_MAX) {
 				error("the manifest in '%s' is larger than %d MiB", file, MANIFEST_MAX >> 20);
 				rc = 1;
 			} else if (is_manifest) {
@@ -756,16 +740,16 @@ static int read_archive(const char *file, struct package_manifest *have, char **
 			}
 			buf_release(&kept);
 		} else {
-			error("'%s' in '%s' is neither a file, a directory nor a link", name, file);
+			error("'%s' in '%s' is %s", name, file, mem->kind == 'h' ? "a hard link" :
+			      "neither a file, a directory nor a link");
 			rc = 1;
 		}
-		free(path);
 	}
-	if (r != ARCHIVE_EOF) {
-		error("'%s' is damaged: %s", file, archive_error_string(a));
+	if (got < 0) {
+		error("'%s' is damaged: %s", file, tree_tar_read_error(r));
 		rc = 1;
 	}
-	archive_read_free(a);
+	tree_tar_read_close(r);
 	free(top);
 	if (!*manifest) {
 		error("no package manifest in '%s' (%s)", file, PACKAGE_MANIFEST);
@@ -775,11 +759,13 @@ static int read_archive(const char *file, struct package_manifest *have, char **
 }
 
 /* Compare entry lists (both sorted afterwards); each difference on stderr. Returns the count. */
-static size_t compare_entries(struct package_manifest *want, struct package_manifest *have,
+static size_t compare_entries(struct tree_manifest *want, struct tree_manifest *have,
                               const char *where)
 {
-	qsort(want->entries, want->n, sizeof(*want->entries), by_path);
-	qsort(have->entries, have->n, sizeof(*have->entries), by_path);
+	if (want->n)
+		qsort(want->entries, want->n, sizeof(*want->entries), tree_entry_compare);
+	if (have->n)
+		qsort(have->entries, have->n, sizeof(*have->entries), tree_entry_compare);
 	size_t i = 0, j = 0, differences = 0;
 	static const char *const kinds[] = {['d'] = "a directory", ['f'] = "a file", ['l'] = "a link"};
 	while (i < want->n || j < have->n) {
@@ -800,16 +786,16 @@ static size_t compare_entries(struct package_manifest *want, struct package_mani
 			        where);
 			continue;
 		}
-		const struct package_entry *w = &want->entries[i++], *h = &have->entries[j++];
+		const struct tree_entry *w = &want->entries[i++], *h = &have->entries[j++];
 		if (w->kind != h->kind)
 			fprintf(stderr, "changed: %s is %s, the manifest says %s\n", w->path,
 			        kinds[(int)h->kind], kinds[(int)w->kind]);
-		else if (w->kind == 'l' && strcmp(w->link, h->link) != 0)
+		else if (w->kind == 'l' && strcmp(w->value, h->value) != 0)
 			fprintf(stderr, "changed: %s points to '%s', the manifest says '%s'\n", w->path,
-			        h->link, w->link);
-		else if (w->kind == 'f' && (w->size != h->size || strcmp(w->sha256, h->sha256) != 0))
+			        h->value, w->value);
+		else if (w->kind == 'f' && (w->size != h->size || strcmp(w->value, h->value) != 0))
 			fprintf(stderr, "changed: %s has %lld bytes, sha256 %s; the manifest says %lld "
-			        "bytes, sha256 %s\n", w->path, h->size, h->sha256, w->size, w->sha256);
+			        "bytes, sha256 %s\n", w->path, h->size, h->value, w->size, w->value);
 		else if (w->kind != 'l' && w->mode != h->mode)
 			fprintf(stderr, "changed: %s has mode %o, the manifest says %o\n", w->path, h->mode,
 			        w->mode);
@@ -821,7 +807,7 @@ static size_t compare_entries(struct package_manifest *want, struct package_mani
 
 int package_verify(const char *path)
 {
-	struct package_manifest want = {0}, have = {0};
+	struct tree_manifest want = {0}, have = {0};
 	char *manifest = NULL;
 	bool tree = is_dir(path);
 	int rc = tree ? read_tree(path, &have, &manifest) : read_archive(path, &have, &manifest);
@@ -844,8 +830,8 @@ int package_verify(const char *path)
 	}
 out:
 	free(manifest);
-	package_manifest_release(&want);
-	package_manifest_release(&have);
+	tree_manifest_release(&want);
+	tree_manifest_release(&have);
 	return rc;
 }
 
@@ -860,7 +846,7 @@ int package_compare(const char *a, const char *b)
 		info("reproducible: %s and %s are the same bytes (sha256 %s)", a, b, sum_a);
 		return PACKAGE_SAME;
 	}
-	struct package_manifest ma = {0}, mb = {0}, ha = {0}, hb = {0};
+	struct tree_manifest ma = {0}, mb = {0}, ha = {0}, hb = {0};
 	char *text_a = NULL, *text_b = NULL;
 	int rc = PACKAGE_DIFFERS;
 	if (read_archive(a, &ha, &text_a) < 0 || read_archive(b, &hb, &text_b) < 0 ||
@@ -890,10 +876,10 @@ int package_compare(const char *a, const char *b)
 out:
 	free(text_a);
 	free(text_b);
-	package_manifest_release(&ma);
-	package_manifest_release(&mb);
-	package_manifest_release(&ha);
-	package_manifest_release(&hb);
+	tree_manifest_release(&ma);
+	tree_manifest_release(&mb);
+	tree_manifest_release(&ha);
+	tree_manifest_release(&hb);
 	return rc;
 }
 
@@ -912,6 +898,18 @@ int package_check(const struct plan *p, const struct target *t, const struct pac
 		goto out;
 	struct package_options o = {.dir = first_dir};
 	if (package_write(p, t, &o, &first) < 0)
+		goto out;
+	/* the overlay is an input (crossroot install): the second build gets a copy of it */
+	char *overlay = sysroot_overlay_dir(&p->dirs, t->name);
+	struct dirs there = {.work = work};
+	char *overlay_there = sysroot_overlay_dir(&there, t->name);
+	char *parent = path_join(work, "overlays");
+	int copied = !is_dir(overlay) ? 0 : mkdir_p(parent, 0755) == 0 ?
+	             copy_tree(overlay, overlay_there, false) : -1;
+	free(parent);
+	free(overlay_there);
+	free(overlay);
+	if (copied < 0)
 		goto out;
 	/* a cold build: its own work directory, stage cache and output, no remote cache; the
 	 * verified downloads are its mirror (a download cache is one), so nothing is fetched */

@@ -10,7 +10,8 @@
  *   <target>-<version>.manifest   the manifest, also in the package (below)
  *   <target>-<version>.spdx.json  the SPDX document, also in the package
  * <version> is the first 12 hex digits of the sha256 of the manifest's input lines (everything
- * before the first entry but the version line): the same inputs, the same name.
+ * before the first entry but the version line, the overlay's files included): the same
+ * inputs, the same name.
  *
  * Determinism: entries sorted by path (byte order), a pax tar with no extended header unless a
  * name needs one, owner and group 0 with no names, no atime, ctime or xattrs, modes normalised
@@ -39,6 +40,9 @@
  *   source <name> <version> <sha256> <origin: URL, or apt:<package>=<version>/<file>>
  *   patch <source>/<version>/<file> <sha256>
  *   stage <name> <key> <output id>
+ *   overlay d <mode> <path>         what `crossroot install` laid over the sysroot (its overlay,
+ *   overlay f <mode> <size> <sha256> <path>   overlay.h), each entry as tree.h's manifest line
+ *   overlay l <link target> <path>  (tree_scan of WORK/overlays/<target>), sorted by path
  *   d <mode> <path>                 then the entries, sorted by path, paths relative to the
  *   f <mode> <size> <sha256> <path> package's root: every entry but the manifest itself
  *   l <link target> <path>
@@ -51,6 +55,7 @@
 
 #include "digest.h"
 #include "plan.h"
+#include "tree.h"
 
 #define PACKAGE_MANIFEST "share/crossroot/package/manifest"
 #define PACKAGE_SBOM "share/crossroot/package/sbom.spdx.json"
@@ -77,6 +82,7 @@ struct package_manifest {
 	struct strlist sources;     /* name, version, sha256, origin, name, ... */
 	struct strlist patches;     /* path, sha256, ... */
 	struct strlist stages;      /* name, key, output id, ... */
+	struct tree_manifest overlay;   /* the overlay's entries (overlay_manifest) */
 	struct package_entry *entries;
 	size_t n, cap;
 };

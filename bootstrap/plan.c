@@ -117,7 +117,10 @@ static struct node *tree_node(struct plan *p, struct source *s, const char *set)
 	source_identity(s, id);
 	struct digest d;
 	digest_init(&d);
-	digest_update_string(&d, "crossroot-tree " CROSSROOT_ENGINE_VERSION);
+	/* "modes": extraction normalises modes (extract.h), so a tree extracted before it did
+	 * (with a tarball's 0700 directories, say) gets a new name and is extracted again; stage
+	 * keys do not include this one */
+	digest_update_string(&d, "crossroot-tree " CROSSROOT_ENGINE_VERSION " modes");
 	digest_update_string(&d, id);
 	hash_strlist(&d, "patches", &inputs);
 	digest_final(&d, key);

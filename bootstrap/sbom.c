@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "tree.h"
 #include "util.h"
 
 /* SPDX identifiers allow letters, digits, '.' and '-' only */
@@ -35,25 +36,56 @@ static void relate(json_t *relationships, const char *from, const char *type, co
 	                                               "relatedSpdxElement", to));
 }
 
-/* SPDX's package verification code: the SHA1 of the files' SHA1s, sorted, concatenated */
-static void verification_code(const struct package_manifest *m, char out[41])
+/* SPDX's package verification code: the SHA1 of the files' SHA1s, sorted, concatenated
+ * (`sums` is sorted here) */
+static void verification_code(struct strlist *sums, char out[41])
 {
-	struct strlist sums = {0};
-	for (size_t i = 0; i < m->n; i++)
-		if (m->entries[i].kind == 'f')
-			strlist_add(&sums, m->entries[i].sha1);
-	strlist_sort(&sums);
+	strlist_sort(sums);
 	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
 	EVP_DigestInit_ex(ctx, EVP_sha1(), NULL);
-	for (size_t i = 0; i < sums.n; i++)
-		EVP_DigestUpdate(ctx, sums.v[i], strlen(sums.v[i]));
+	for (size_t i = 0; i < sums->n; i++)
+		EVP_DigestUpdate(ctx, sums->v[i], strlen(sums->v[i]));
 	unsigned char raw[EVP_MAX_MD_SIZE];
 	unsigned len = 0;
 	EVP_DigestFinal_ex(ctx, raw, &len);
 	EVP_MD_CTX_free(ctx);
 	for (unsigned i = 0; i < len && i < 20; i++)
 		snprintf(out + 2 * i, 3, "%02x", raw[i]);
-	strlist_release(&sums);
+}
+
+/* Is `path` a file of the overlay (crossroot install) that the package records? */
+static bool from_overlay(const struct package_manifest *m, const char *path)
+{
+	struct tree_entry key = {.path = (char *)path};
+	const struct tree_entry *e = !m->overlay.n ? NULL :
+	                             bsearch(&key, m->overlay.entries, m->overlay.n, sizeof(key),
+	                                     tree_entry_by_path);
+	return e && e->kind == 'f';
+}
+
+/* The user's own files (crossroot install), when there are any: a package of the SDK's files
+ * it holds (`files`, taken), which the SDK CONTAINS. */
+static void add_overlay(const struct package_manifest *m, json_t *packages,
+                        json_t *relationships, json_t *files, struct strlist *sums)
+{
+	if (!m->overlay.n) {
+		json_decref(files);
+		return;
+	}
+	char code[41] = "";
+	verification_code(sums, code);
+	char *info = xasprintf("%zu entries laid over the sysroot from the target's overlay, each "
+	                       "recorded in the package manifest's overlay lines", m->overlay.n);
+	json_array_append_new(packages,
+		json_pack("{s:s, s:s, s:s, s:b, s:{s:s}, s:o, s:s, s:s, s:s, s:s}",
+		          "name", "overlay", "SPDXID", "SPDXRef-Package-overlay",
+		          "downloadLocation", "NOASSERTION", "filesAnalyzed", 1,
+		          "packageVerificationCode", "packageVerificationCodeValue", code,
+		          "hasFiles", files, "licenseConcluded", "NOASSERTION",
+		          "licenseDeclared", "NOASSERTION", "copyrightText", "NOASSERTION",
+		          "sourceInfo", info));
+	free(info);
+	relate(relationships, "SPDXRef-Package-sdk", "CONTAINS", "SPDXRef-Package-overlay");
 }
 
 char *sbom_spdx_json(const struct package_manifest *m)
@@ -76,6 +108,8 @@ char *sbom_spdx_json(const struct package_manifest *m)
 	json_t *has_files = json_array();
 	relate(relationships, "SPDXRef-DOCUMENT", "DESCRIBES", "SPDXRef-Package-sdk");
 
+	json_t *overlay_files = json_array();
+	struct strlist sums = {0}, overlay_sums = {0};
 	size_t file_number = 0;
 	for (size_t i = 0; i < m->n; i++) {
 		const struct package_entry *e = &m->entries[i];
@@ -85,16 +119,23 @@ char *sbom_spdx_json(const struct package_manifest *m)
 		char *file_name = xasprintf("./%s", e->path);
 		json_t *checksums = json_pack("[o, o]", checksum("SHA1", e->sha1),
 		                              checksum("SHA256", e->sha256));
-		json_array_append_new(files, json_pack("{s:s, s:s, s:o, s:s, s:s}", "fileName",
-		                                       file_name, "SPDXID", id, "checksums", checksums,
-		                                       "licenseConcluded", "NOASSERTION",
-		                                       "copyrightText", "NOASSERTION"));
+		json_t *file = json_pack("{s:s, s:s, s:o, s:s, s:s}", "fileName", file_name, "SPDXID",
+		                         id, "checksums", checksums, "licenseConcluded", "NOASSERTION",
+		                         "copyrightText", "NOASSERTION");
+		if (from_overlay(m, e->path)) {
+			json_object_set_new(file, "comment", json_string("installed with crossroot "
+			                                                 "install (the overlay)"));
+			json_array_append_new(overlay_files, json_string(id));
+			strlist_add(&overlay_sums, e->sha1);
+		}
+		json_array_append_new(files, file);
 		json_array_append_new(has_files, json_string(id));
+		strlist_add(&sums, e->sha1);
 		free(file_name);
 		free(id);
 	}
 	char code[41] = "";
-	verification_code(m, code);
+	verification_code(&sums, code);
 	char *summary = xasprintf("sysroot, clang configuration, compiler wrappers and build-system "
 	                          "files for %s (%s), built by crossroot from the sources below",
 	                          m->target, m->triple);
@@ -107,6 +148,10 @@ char *sbom_spdx_json(const struct package_manifest *m)
 		          "licenseDeclared", "NOASSERTION", "copyrightText", "NOASSERTION",
 		          "summary", summary, "primaryPackagePurpose", "LIBRARY"));
 	free(summary);
+
+	add_overlay(m, packages, relationships, overlay_files, &overlay_sums);
+	strlist_release(&sums);
+	strlist_release(&overlay_sums);
 
 	/* one package per source; origins of one source are alternatives for the same bytes */
 	for (size_t i = 0; i + 3 < m->sources.n; i += 4) {

@@ -5,7 +5,9 @@
  * name and input hash, created at SOURCE_DATE_EPOCH by "Tool: crossroot-<version>"); the
  * package SPDXRef-Package-sdk (its version, filesAnalyzed with a verification code, every
  * file with SHA1 and SHA256); one package per source (name, version, download location,
- * SHA256, its patches in sourceInfo) that the SDK is GENERATED_FROM; the host LLVM as a
+ * SHA256, its patches in sourceInfo) that the SDK is GENERATED_FROM; the overlay (files of
+ * `crossroot install`, the manifest's overlay lines), when there is one, as a package the SDK
+ * CONTAINS, with its files (each commented as installed so); the host LLVM as a
  * package that is BUILD_TOOL_OF the SDK. Licenses are NOASSERTION: crossroot does not
  * determine them. */
 #ifndef CROSSROOT_SBOM_H

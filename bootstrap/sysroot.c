@@ -50,7 +50,8 @@ static int install_union(const struct plan *p, struct node **stages, size_t n, b
 	for (size_t i = 0; i < n && rc == 0; i++)
 		if ((stages[i]->stage->installs == INSTALLS_TOOLS) == tools &&
 		    !plan_superseded(stages[i], stages, n))
-			rc = cache_union_add(&u, p->dirs.stage_cache, stages[i]->key, stages[i]->label);
+			rc = cache_union_add(&u, p->dirs.stage_cache, stages[i]->key, stages[i]->label,
+			                     stages[i]->output);
 	if (rc == 0 && u.n)
 		rc = mkdir_p(dest, 0755) == 0 ? cache_union_install(&u, dest) : -1;
 	cache_union_release(&u);

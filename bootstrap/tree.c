@@ -190,6 +190,16 @@ static bool newer(const struct timespec *a, const struct timespec *b)
 	return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
 }
 
+void tree_entry_line(const struct tree_entry *e, struct buf *out)
+{
+	if (e->kind == 'd')
+		buf_printf(out, "d\t%o\t%s\n", e->mode, e->path);
+	else if (e->kind == 'f')
+		buf_printf(out, "f\t%o\t%lld\t%s\t%s\n", e->mode, e->size, e->value, e->path);
+	else
+		buf_printf(out, "l\t%s\t%s\n", e->value, e->path);
+}
+
 static int walk_visit(const struct tree_item *it, void *arg)
 {
 	struct tree_scan *w = arg;
@@ -207,7 +217,8 @@ static int walk_visit(const struct tree_item *it, void *arg)
 			error("the link '%s/%s' has a tab or newline in its target", it->root, r);
 			return -1;
 		}
-		buf_printf(&w->out, "l\t%s\t%s\n", target, r);
+		struct tree_entry e = {.kind = 'l', .value = target, .path = (char *)r};
+		tree_entry_line(&e, &w->out);
 	} else if (S_ISDIR(st->st_mode)) {
 		unsigned mode = st->st_mode & 07777;
 		if (w->normalise) {
@@ -217,7 +228,8 @@ static int walk_visit(const struct tree_item *it, void *arg)
 				return -1;
 			}
 		}
-		buf_printf(&w->out, "d\t%o\t%s\n", mode, r);
+		struct tree_entry e = {.kind = 'd', .mode = mode, .path = (char *)r};
+		tree_entry_line(&e, &w->out);
 	} else if (S_ISREG(st->st_mode)) {
 		unsigned mode = st->st_mode & 07777;
 		if (w->normalise) {
@@ -248,7 +260,9 @@ static int walk_visit(const struct tree_item *it, void *arg)
 			if (rc < 0)
 				return -1;
 		}
-		buf_printf(&w->out, "f\t%o\t%lld\t%s\t%s\n", mode, (long long)st->st_size, hex, r);
+		struct tree_entry e = {.kind = 'f', .mode = mode, .size = (long long)st->st_size,
+		                       .value = hex, .path = (char *)r};
+		tree_entry_line(&e, &w->out);
 	} else {
 		error("'%s/%s' is not a file, link or directory: a sysroot cannot hold it", it->root, r);
 		return -1;
@@ -261,18 +275,15 @@ int tree_scan(struct tree_scan *s, const char *root)
 	return tree_walk(root, NULL, walk_visit, s);
 }
 
-int tree_manifest_parse_entries(const char *name, char *text, const char *files, const char *owner,
-                         struct tree_entry **out, size_t *n, size_t *cap, char **why)
+/* The entry lines of `text` (changed in place), the first of them line `line_no` of `name`. */
+static int parse_lines(const char *name, char *text, size_t line_no, const char *files,
+                       const char *owner, struct tree_entry **out, size_t *n, size_t *cap,
+                       char **why)
 {
-	if (strncmp(text, TREE_MANIFEST_HEADER, strlen(TREE_MANIFEST_HEADER)) != 0) {
-		*why = xasprintf("'%s' is not a crossroot manifest (version 2)", name);
-		return -1;
-	}
-	size_t line_no = 1;
-	for (char *line = text + strlen(TREE_MANIFEST_HEADER); *line; line_no++) {
+	for (char *line = text; *line; line_no++) {
 		char *end = strchr(line, '\n');
 		if (!end) {
-			*why = xasprintf("%s:%zu: truncated manifest", name, line_no + 1);
+			*why = xasprintf("%s:%zu: truncated manifest", name, line_no);
 			return -1;
 		}
 		*end = '\0';
@@ -299,13 +310,13 @@ int tree_manifest_parse_entries(const char *name, char *text, const char *files,
 			e.value = xstrdup(field[1]);
 			e.path = xstrdup(field[2]);
 		} else {
-			*why = xasprintf("%s:%zu: malformed manifest line", name, line_no + 1);
+			*why = xasprintf("%s:%zu: malformed manifest line", name, line_no);
 			return -1;
 		}
 		/* a path leaving its root could only come from a forged manifest */
 		if (e.path[0] == '/' || strcmp(e.path, "..") == 0 || strncmp(e.path, "../", 3) == 0 ||
 		    strstr(e.path, "/../") || strstr(e.path, "//")) {
-			*why = xasprintf("%s:%zu: path '%s' leaves its directory", name, line_no + 1, e.path);
+			*why = xasprintf("%s:%zu: path '%s' leaves its directory", name, line_no, e.path);
 			free(e.path);
 			free(e.value);
 			free(e.from);
@@ -320,6 +331,27 @@ int tree_manifest_parse_entries(const char *name, char *text, const char *files,
 		line = end + 1;
 	}
 	return 0;
+}
+
+int tree_manifest_parse_entries(const char *name, char *text, const char *files, const char *owner,
+                                struct tree_entry **out, size_t *n, size_t *cap, char **why)
+{
+	if (strncmp(text, TREE_MANIFEST_HEADER, strlen(TREE_MANIFEST_HEADER)) != 0) {
+		*why = xasprintf("'%s' is not a crossroot manifest (version 2)", name);
+		return -1;
+	}
+	return parse_lines(name, text + strlen(TREE_MANIFEST_HEADER), 2, files, owner, out, n, cap,
+	                   why);
+}
+
+int tree_manifest_parse_body(struct tree_manifest *m, const char *name, const char *text,
+                             size_t first_line, char **why)
+{
+	char *copy = xstrdup(text);
+	*why = NULL;
+	int rc = parse_lines(name, copy, first_line, NULL, NULL, &m->entries, &m->n, &m->cap, why);
+	free(copy);
+	return rc;
 }
 
 void tree_entries_free(struct tree_entry *e, size_t n)
@@ -455,6 +487,96 @@ int tree_tar_close(struct tree_tar *t, bool keep)
 	return keep ? rc : -1;
 }
 
+/* ---- the tar reader ---- */
+
+struct tree_tar_reader {
+	struct archive *a;
+	struct archive_entry *e;   /* the current member's header */
+	struct tree_tar_member m;
+	char *path;                /* m.path's storage */
+};
+
+struct tree_tar_reader *tree_tar_read_open(const char *path, bool zstd_only, char **why)
+{
+	struct tree_tar_reader *r = xcalloc(1, sizeof(*r));
+	r->a = archive_read_new();
+	if (zstd_only)
+		archive_read_support_filter_zstd(r->a);
+	else
+		archive_read_support_filter_all(r->a);
+	archive_read_support_format_tar(r->a);
+	*why = NULL;
+	if (archive_read_open_filename(r->a, path, 1 << 17) != ARCHIVE_OK) {
+		*why = xstrdup(archive_error_string(r->a) ? archive_error_string(r->a) : "unreadable");
+		tree_tar_read_close(r);
+		return NULL;
+	}
+	return r;
+}
+
+int tree_tar_read_next(struct tree_tar_reader *r, const struct tree_tar_member **m)
+{
+	int got = archive_read_next_header(r->a, &r->e);
+	if (got == ARCHIVE_EOF)
+		return 0;
+	if (got != ARCHIVE_OK)
+		return -1;
+	/* tar writers end a directory's name with '/' */
+	free(r->path);
+	const char *name = archive_entry_pathname(r->e);
+	r->path = xstrdup(name ? name : "");
+	size_t len = strlen(r->path);
+	while (len > 1 && r->path[len - 1] == '/')
+		r->path[--len] = '\0';
+	mode_t type = archive_entry_filetype(r->e);
+	const char *hard = archive_entry_hardlink(r->e);
+	r->m = (struct tree_tar_member){
+		.kind = hard ? 'h' : type == AE_IFDIR ? 'd' : type == AE_IFREG ? 'f' :
+		        type == AE_IFLNK ? 'l' : '?',
+		.mode = (unsigned)archive_entry_perm(r->e) & 07777,
+		.path = r->path,
+		.link = hard ? hard : type == AE_IFLNK ? archive_entry_symlink(r->e) : NULL,
+		.size = archive_entry_size(r->e),
+	};
+	if (r->m.kind == 'l' && !r->m.link)
+		r->m.kind = '?';
+	*m = &r->m;
+	return 1;
+}
+
+int tree_tar_read_data(struct tree_tar_reader *r, char sha256[DIGEST_HEX_LEN + 1],
+                       long long *size, struct buf *keep, size_t keep_max)
+{
+	struct digest d;
+	digest_init(&d);
+	static char chunk[1 << 16];
+	la_ssize_t n;
+	*size = 0;
+	while ((n = archive_read_data(r->a, chunk, sizeof(chunk))) > 0) {
+		digest_update(&d, chunk, (size_t)n);
+		*size += n;
+		if (keep && keep->len + (size_t)n <= keep_max)
+			buf_add(keep, chunk, (size_t)n);
+	}
+	digest_final(&d, sha256);
+	return n < 0 ? -1 : 0;
+}
+
+const char *tree_tar_read_error(const struct tree_tar_reader *r)
+{
+	const char *why = archive_error_string(r->a);
+	return why ? why : "unknown error";
+}
+
+void tree_tar_read_close(struct tree_tar_reader *r)
+{
+	if (!r)
+		return;
+	archive_read_free(r->a);
+	free(r->path);
+	free(r);
+}
+
 /* ---- the checked unpacker ---- */
 
 int tree_entry_by_path(const void *a, const void *b)
@@ -480,76 +602,58 @@ int tree_tar_unpack(const char *archive_path, const char *dest, const struct tre
                     struct buf *why)
 {
 	bool *seen = xcalloc(m->n + 1, sizeof(*seen));
-	struct archive *in = archive_read_new();
 	struct archive *out = archive_write_disk_new();
-	archive_read_support_filter_zstd(in);
-	archive_read_support_format_tar(in);
 	archive_write_disk_set_options(out, ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_SECURE_NODOTDOT |
 	                               ARCHIVE_EXTRACT_SECURE_SYMLINKS |
 	                               ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS |
 	                               ARCHIVE_EXTRACT_NO_OVERWRITE);
 	int rc = -1;
+	char *unreadable = NULL;
+	struct tree_tar_reader *in = NULL;
 	int cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cwd < 0 || chdir(dest) < 0) {
 		error("cannot enter '%s':", dest);
 		goto out;
 	}
-	if (archive_read_open_filename(in, archive_path, 1 << 17) != ARCHIVE_OK) {
-		buf_printf(why, "its data cannot be read: %s", archive_error_string(in));
+	if (!(in = tree_tar_read_open(archive_path, true, &unreadable))) {
+		buf_printf(why, "its data cannot be read: %s", unreadable);
 		rc = 1;
 		goto back;
 	}
-	for (;;) {
-		struct archive_entry *e;
-		int r = archive_read_next_header(in, &e);
-		if (r == ARCHIVE_EOF)
-			break;
-		if (r != ARCHIVE_OK) {
-			buf_printf(why, "its data is damaged: %s", archive_error_string(in));
-			rc = 1;
-			goto back;
-		}
-		const char *name = archive_entry_pathname(e);
-		/* tar writers end a directory's name with '/' */
-		char *bare = xstrdup(name ? name : "");
-		size_t len = strlen(bare);
-		while (len > 1 && bare[len - 1] == '/')
-			bare[--len] = '\0';
-		struct tree_entry key = {.path = bare};
-		const struct tree_entry *it = bsearch(&key, m->entries, m->n, sizeof(key),
-		                                       tree_entry_by_path);
+	const struct tree_tar_member *mem;
+	int got;
+	while ((got = tree_tar_read_next(in, &mem)) > 0) {
+		struct tree_entry key = {.path = (char *)mem->path};
+		const struct tree_entry *it = !m->n ? NULL : bsearch(&key, m->entries, m->n,
+		                                                     sizeof(key), tree_entry_by_path);
 		bool *it_seen = it ? &seen[it - m->entries] : NULL;
-		mode_t type = archive_entry_filetype(e);
-		const char *link = archive_entry_symlink(e);
-		bool fits = it && !*it_seen &&
-		            ((it->kind == 'd' && type == AE_IFDIR) ||
-		             (it->kind == 'f' && type == AE_IFREG && archive_entry_size(e) == it->size) ||
-		             (it->kind == 'l' && type == AE_IFLNK && link && !strcmp(link, it->value)));
-		bool refused = !fits || archive_entry_hardlink(e);
-		if (refused)
-			buf_printf(why, "its data holds '%s', which the signed manifest %s", bare,
+		bool fits = it && !*it_seen && it->kind == mem->kind &&
+		            (it->kind == 'd' || (it->kind == 'f' && mem->size == it->size) ||
+		             (it->kind == 'l' && !strcmp(mem->link, it->value)));
+		if (!fits) {
+			buf_printf(why, "its data holds '%s', which the signed manifest %s", mem->path,
 			           !it ? "does not list" : *it_seen ? "lists once" :
 			           "lists with another type, size or link target");
-		free(bare);
-		if (refused) {
 			rc = 1;
 			goto back;
 		}
 		*it_seen = true;
-		if (archive_write_header(out, e) != ARCHIVE_OK) {
+		const char *name = archive_entry_pathname(in->e);
+		if (archive_write_header(out, in->e) != ARCHIVE_OK) {
 			rc = write_failed(out, dest, name, why);
 			goto back;
 		}
 		const void *block;
 		size_t size;
 		la_int64_t offset;
-		while ((r = archive_read_data_block(in, &block, &size, &offset)) == ARCHIVE_OK)
+		int r;
+		while ((r = archive_read_data_block(in->a, &block, &size, &offset)) == ARCHIVE_OK)
 			if (archive_write_data_block(out, block, size, offset) < ARCHIVE_OK) {
 				rc = write_failed(out, dest, name, why);
 				goto back;
 			}
 		if (r != ARCHIVE_EOF) {
-			buf_printf(why, "its data is damaged at '%s': %s", name, archive_error_string(in));
+			buf_printf(why, "its data is damaged at '%s': %s", name, tree_tar_read_error(in));
 			rc = 1;
 			goto back;
 		}
@@ -558,6 +662,11 @@ int tree_tar_unpack(const char *archive_path, const char *dest, const struct tre
 			rc = write_failed(out, dest, name, why);
 			goto back;
 		}
+	}
+	if (got < 0) {
+		buf_printf(why, "its data is damaged: %s", tree_tar_read_error(in));
+		rc = 1;
+		goto back;
 	}
 	if (archive_write_close(out) != ARCHIVE_OK)
 		error("cannot finish '%s': %s", dest, archive_error_string(out));
@@ -571,8 +680,9 @@ back:
 out:
 	if (cwd >= 0)
 		close(cwd);
-	archive_read_free(in);
+	tree_tar_read_close(in);
 	archive_write_free(out);
+	free(unreadable);
 	free(seen);
 	return rc;
 }

@@ -17,6 +17,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "digest.h"
 #include "util.h"
 
 struct tree_item {
@@ -32,10 +33,14 @@ struct tree_item {
 enum { TREE_NEXT = 0, TREE_SKIP = 1 };
 typedef int (*tree_visit_fn)(const struct tree_item *it, void *arg);
 
-/* Open `path` as a directory without following a link in its last component. A link, or
- * anything else that is not a directory, is refused with an error naming it and `whose` (e.g.
- * "the stage 'musl' left"), or with "is not a directory" when whose is NULL. -1 after error(),
- * or -2 (no error printed) when it does not exist and `missing_ok`. */
+/* Open `path` as a directory (O_CLOEXEC) without following a link in its last component;
+ * links in the components before it are followed (callers name directories crossroot made,
+ * with a step's output at most the last component). A link there is refused as "WHOSE a link
+ * where a directory must be: 'PATH' (crossroot never follows it)", anything else that is not
+ * a directory as "WHOSE 'PATH', which is not a directory", where WHOSE is `whose` (e.g. "the
+ * stage 'musl' left") or "found" when whose is NULL. Returns the descriptor; -2 (no error
+ * printed) when it does not exist and `missing_ok`; else -1 after error() (a missing path
+ * too: "cannot open the directory 'PATH': No such file or directory"). */
 int tree_open(const char *path, const char *whose, bool missing_ok);
 
 /* Visit every entry below `root` (not root itself). Returns 0, or -1 (after error() or a
@@ -89,6 +94,15 @@ int tree_manifest_parse(struct tree_manifest *m, const char *name, const char *t
                          char **why);
 void tree_manifest_release(struct tree_manifest *m);
 
+/* The entry lines alone, for a text with another header that the caller checked (a package
+ * manifest's input records, package.h): `text` starts at the first entry line, which is line
+ * `first_line` of `name` (for messages). As tree_manifest_parse() otherwise. */
+int tree_manifest_parse_body(struct tree_manifest *m, const char *name, const char *text,
+                             size_t first_line, char **why);
+/* One entry's line, as above, appended to `out`: the format's one writer (the scan, package
+ * manifests and their overlay records). */
+void tree_entry_line(const struct tree_entry *e, struct buf *out);
+
 /* The parser under tree_manifest_parse(): `text` is changed in place, entries are appended to
  * *out (n, cap), `files` (or NULL) prefixes each file's `from`, `owner` (or NULL) is copied
  * into each entry. -1 with *why (free it). */
@@ -137,6 +151,31 @@ int tree_tar_add(struct tree_tar *t, const struct tree_tar_entry *e, const void 
                  const char *from);
 /* Finish and rename into place (`keep`), or abandon (nothing left). Frees `t`. 0 or -1. */
 int tree_tar_close(struct tree_tar *t, bool keep);
+
+/* ---- the tar reader ----
+ * Members one by one, as stored, their data streamed and hashed (a member is never held whole
+ * unless the caller keeps it): for `verify` and the checked unpacker below. */
+struct tree_tar_member {
+	char kind;            /* 'd', 'f', 'l'; 'h' a hard link; '?' anything else */
+	unsigned mode;        /* permission bits as stored (07777) */
+	const char *path;     /* as stored, without a trailing '/' */
+	const char *link;     /* 'l': the target; 'h': the name it links to */
+	long long size;       /* as the header says */
+};
+struct tree_tar_reader;
+/* Open `path` (tar; through zstd only, or any compression libarchive knows). NULL with *why
+ * (libarchive's words; free it) when it cannot be read. */
+struct tree_tar_reader *tree_tar_read_open(const char *path, bool zstd_only, char **why);
+/* The next member's header into *m (valid until the next call): 1; 0 at the end; -1 if the
+ * archive is damaged (tree_tar_read_error says how). */
+int tree_tar_read_next(struct tree_tar_reader *r, const struct tree_tar_member **m);
+/* The current member's bytes, read to its end: their sha256 and count; the first `keep_max`
+ * of them also appended to `keep` (or NULL) unless there are more (*size says). 0, or -1 if
+ * damaged. A member's data not read is skipped by the next tree_tar_read_next(). */
+int tree_tar_read_data(struct tree_tar_reader *r, char sha256[DIGEST_HEX_LEN + 1],
+                       long long *size, struct buf *keep, size_t keep_max);
+const char *tree_tar_read_error(const struct tree_tar_reader *r);
+void tree_tar_read_close(struct tree_tar_reader *r);
 
 /* ---- the checked unpacker ----
  * Unpack `archive_path` (tar, zstd) into the directory `dest`: each entry must be an entry of

@@ -1,5 +1,6 @@
 #!/bin/sh
-# Nothing lost, nothing escapes: links in stage results, tampered and vanished cache entries,
+# Nothing lost, nothing escapes: links in stage results, tampered, vanished, changed and swapped
+# cache entries (between their check and the assembly too),
 # prune against a running build, shell quoting, file modes, leftovers and the small things.
 . "$(dirname "$0")/../lib/common.sh"
 P=$T/p
@@ -110,10 +111,68 @@ touch "$VANISH_STAGE/vanish-go"
 wait $!
 STATUS=$?
 cp "$T/vanish.out" "$T/out"
-check "assembly from a result that changed since the plan fails" 1 "not assembled"
+check "assembly from a result that changed since the plan fails" 1 \
+	"the result of stage first (vanish) changed since it was checked: 'usr/include/x.h' is missing" \
+	"not assembled"
 assert "no sysroot was written" test ! -e "$T/sysroots/vanish"
 run $C build tamper
-check "the damaged result is rebuilt by the next run" 0 "fails its check" "sysroot tamper"
+check "the damaged result is rebuilt by the next run" 0 "build   first (tamper)" "sysroot tamper"
+
+# --- a result that changes after its check is never assembled: refused naming the stage, and
+# made again by the next build ---
+# (between the plan's check and the assembly a step of another stage runs: the test changes
+# the cached result while that step waits, meeting it in the stage's own directory as above)
+waiting_build() {   # waiting_build TARGET STAGE CHANGE...: build TARGET, run CHANGE while STAGE waits
+	wt=$1 ws=$2
+	shift 2
+	cat >"$P/stages/$ws.yaml" <<EOT
+name: $ws
+depends: [first]
+steps:
+  - touch \${destdir}/../waiting
+  - for i in \$(seq 600); do [ -e \${destdir}/../go ] && break; sleep 0.05; done
+  - mkdir -p \${destdir}/usr/share && touch \${destdir}/usr/share/$ws
+EOT
+	target "$wt" "$ws"
+	$C build "$wt" >"$T/waiting.out" 2>&1 &
+	wpid=$!
+	for _ in $(seq 600); do [ -e "$T/work/build/$wt/$ws/waiting" ] && break; sleep 0.05; done
+	"$@"
+	touch "$T/work/build/$wt/$ws/go"
+	wait $wpid
+	STATUS=$?
+	cp "$T/waiting.out" "$T/out"
+}
+in_place() {   # the same size, other bytes, in every cached x.h
+	for f in "$CACHE"/stages/*/files/usr/include/x.h; do
+		chmod u+w "$f" && printf 'int y;\n' >"$f"
+	done
+}
+waiting_build changed changed1 in_place
+check "a cached file changed after its check is refused, naming the stage" 1 \
+	"the result of stage first (changed) changed since it was checked: 'usr/include/x.h'" \
+	"the next build makes it again" "not assembled"
+assert "its bytes are in no sysroot" test ! -e "$T/sysroots/changed"
+run $C build changed
+check "the next build makes it again" 0 "build   first (changed)" "sysroot changed"
+assert "from the recipe, not the changed bytes" grep -qx 'int x;' "$T/sysroots/changed/usr/include/x.h"
+swap_result() {   # a whole result swapped in: its own manifest and output id agree, other bytes
+	for r in "$CACHE"/stages/*/files/usr/include/x.h; do
+		r=${r%/files/usr/include/x.h}
+		cp -a "$r" "$r.other"
+		chmod u+w "$r.other/files/usr/include/x.h" && printf 'int z;\n' >"$r.other/files/usr/include/x.h"
+		sed -i "s/$(sha256sum "$r/files/usr/include/x.h" | cut -d' ' -f1)/$(sha256sum "$r.other/files/usr/include/x.h" | cut -d' ' -f1)/" "$r.other/manifest"
+		sha256sum "$r.other/manifest" | cut -d' ' -f1 >"$r.other/output"
+		mv "$r" "$r.gone" && mv "$r.other" "$r" && rm -rf "$r.gone"
+	done
+}
+waiting_build swapped swapped1 swap_result
+check "a result swapped after its check is refused, naming the stage" 1 \
+	"the result of stage first (swapped) changed since it was checked" "not assembled"
+assert "its bytes are in no sysroot" test ! -e "$T/sysroots/swapped"
+run $C build swapped
+check "the next build makes it again" 0 "build   first (swapped)" "sysroot swapped"
+assert "from the recipe, not the swapped bytes" grep -qx 'int x;' "$T/sysroots/swapped/usr/include/x.h"
 
 # --- modes: no set-id bits, no group/other write, whatever the umask ---
 cat >"$P/stages/modes.yaml" <<'EOT'

@@ -1,7 +1,8 @@
 #!/bin/sh
 # crossroot install: a DESTDIR tree laid over a toy sysroot through its overlay, seen by the
-# compiler and pkg-config, kept across rebuilds and clean; never replacing what the stages
-# installed, never reaching outside the sysroot; all or nothing.
+# compiler and pkg-config, kept across rebuilds and clean, recorded in packages (manifest,
+# SBOM, name, build --check); never replacing what the stages installed, never reaching
+# outside the sysroot; all or nothing.
 . "$(dirname "$0")/../lib/common.sh"
 P=$T/p
 new_project "$P"
@@ -62,6 +63,45 @@ echo 'int z2(void);' >"$ST/usr/include/z.h"
 run $C install toy "$ST"
 check "installing again replaces the overlay's own files" 0
 assert "with the new contents" grep -q z2 "$S/usr/include/z.h"
+
+# a package records what the overlay put in: each file's and link's line (tree.h's), so its
+# name (the inputs' hash) and SBOM change with the overlay; build --check builds it again with
+# the same overlay
+ZH=$(sha256 "$ST/usr/include/z.h")
+run $C package toy -o "$T/pkg1"
+check "a package of a sysroot with an overlay" 0 "package toy:"
+M1=$(ls "$T"/pkg1/toy-*.manifest)
+assert "its manifest records the overlay's file with its sha256" \
+	grep -qP "^overlay\tf\t644\t$(stat -c %s "$ST/usr/include/z.h")\t$ZH\tusr/include/z.h$" "$M1"
+assert "and the overlay's link, as laid over the sysroot" \
+	grep -qP '^overlay\tl\t../../usr/lib/libz.so.1\tusr/lib/libz.so$' "$M1"
+assert "and nothing of the stages as overlay" sh -c "! grep -q '^overlay.*usr/lib/libc.so$' '$M1'"
+python3 - "$(ls "$T"/pkg1/toy-*.spdx.json)" "$ZH" >"$T/spdx" 2>&1 <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ids = {p["SPDXID"]: p for p in d["packages"]}
+overlay = ids["SPDXRef-Package-overlay"]
+files = {f["SPDXID"]: f for f in d["files"]}
+mine = [files[i] for i in overlay["hasFiles"]]
+names = sorted(f["fileName"] for f in mine)
+assert "./usr/include/z.h" in names and "./usr/lib/libc.so" not in names, names
+z = [f for f in mine if f["fileName"] == "./usr/include/z.h"][0]
+assert {"algorithm": "SHA256", "checksumValue": sys.argv[2]} in z["checksums"], z
+rel = {(r["spdxElementId"], r["relationshipType"], r["relatedSpdxElement"]) for r in d["relationships"]}
+assert ("SPDXRef-Package-sdk", "CONTAINS", "SPDXRef-Package-overlay") in rel, rel
+print("overlay in spdx ok")
+PYEOF
+assert "its SPDX document has the overlay as a package of its files" grep -q "overlay in spdx ok" "$T/spdx"
+grep -v "spdx ok" "$T/spdx" | tail -3
+echo 'int z3(void); /* longer */' >"$ST/usr/include/z.h"
+run $C install toy "$ST"
+run $C package toy -o "$T/pkg2"
+check "a package after the overlay changed" 0 "package toy:"
+M2=$(ls "$T"/pkg2/toy-*.manifest)
+assert "it has another name" test "$(basename "$M1")" != "$(basename "$M2")"
+assert "and records the new sha256" grep -qP "^overlay\tf\t644\t$(stat -c %s "$ST/usr/include/z.h")\t$(sha256 "$ST/usr/include/z.h")\tusr/include/z.h$" "$M2"
+run $C build --check toy
+check "build --check with an overlay: the second build has it too" 0 "reproducible:"
 
 # refused: each leaves overlay and sysroot as they were
 before=$(cd "$OV" && find . | sort | md5sum)

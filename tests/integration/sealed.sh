@@ -101,6 +101,25 @@ EOT
 	run $C build snoop
 	check "$label: the next run is not locked out, and builds nothing" 0 "sysroot snoop"
 	assert "$label: (nothing built)" sh -c "! grep -q '^build ' '$T/out'"
+
+	# --- a tarball's 0700 directory and 0600 file: a step (another user, as root) reads them ---
+	mkdir -p "$D/tarball/closed-1.0/inner"
+	echo "closed data" >"$D/tarball/closed-1.0/inner/data"
+	chmod 600 "$D/tarball/closed-1.0/inner/data"
+	chmod 700 "$D/tarball/closed-1.0/inner" "$D/tarball/closed-1.0"
+	tar -C "$D/tarball" -czf "$D/closed-1.0.tar.gz" closed-1.0
+	printf 'name: closed\nversion: "1.0"\norigins:\n  - url: file://%s\n    sha256: %s\n' \
+		"$D/closed-1.0.tar.gz" "$(sha256 "$D/closed-1.0.tar.gz")" >"$P/sources/closed.yaml"
+	cat >"$P/stages/closed.yaml" <<'EOT'
+name: closed
+sources: [closed]
+steps:
+  - mkdir -p ${destdir}/usr/share && cat ${src}/inner/data >${destdir}/usr/share/closed
+EOT
+	target closed closed
+	run $C build closed
+	check "$label: a tarball's 0700 directory and 0600 file are read by the step" 0 "sysroot closed"
+	assert "$label: (what it read)" grep -qx "closed data" "$D/sysroots/closed/usr/share/closed"
 }
 
 OWNER=

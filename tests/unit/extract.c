@@ -153,6 +153,50 @@ TEST(extract_good)
 	CHECK(extract_path_matches("*/test", "libcxx/test/std/x.cpp"));
 }
 
+/* steps run as another user (nobody, as root) and only read source trees: whatever modes an
+ * archive gives, every entry comes out readable by all, nothing writable by group or others,
+ * no sticky bit; the owner's write and anyone's execute bits stay */
+TEST(extract_modes)
+{
+	const struct entry entries[] = {
+		{"m-1/", DIR_, NULL, 0700},
+		{"m-1/private", REG, "secret\n", 0600},
+		{"m-1/shared/", DIR_, NULL, 01777},
+		{"m-1/shared/run", REG, "#!/bin/sh\n", 0710},
+		{"m-1/shared/open", REG, "anyone\n", 0666},
+		{"m-1/readonly", REG, "ro\n", 0400},
+		{"m-1/closed/", DIR_, NULL, 0500},
+		{"m-1/closed/inside", REG, "in\n", 0640},
+		{"m-1/implied/file", REG, "implied\n", 0644},
+		{"m-1/later/", DIR_, NULL, 0700},
+	};
+	const struct {
+		const char *path;
+		unsigned mode;
+	} want[] = {
+		{"", 0755}, {"private", 0644}, {"shared", 0755}, {"shared/run", 0755},
+		{"shared/open", 0644}, {"readonly", 0444}, {"closed", 0755}, {"closed/inside", 0644},
+		{"implied", 0755}, {"implied/file", 0644}, {"later", 0755},
+	};
+	char *archive = make_archive("modes.tar", ARCHIVE_FORMAT_TAR_PAX_RESTRICTED, 0, entries,
+	                             sizeof(entries) / sizeof(entries[0]));
+	char *dest = xasprintf("%s/modes", scratch);
+	struct extract_options o = {.archive = archive, .dest = dest, .strip = 1};
+	CHECK(extract_archive(&o) == 0);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		char *p = xasprintf("%s/%s", dest, want[i].path);
+		struct stat st;
+		bool right = lstat(p, &st) == 0 && (st.st_mode & 07777) == want[i].mode;
+		if (!right)
+			fprintf(stderr, "extract_modes: '%s' has mode %o, expected %o\n", want[i].path,
+			        (unsigned)(st.st_mode & 07777), want[i].mode);
+		CHECK(right);
+		free(p);
+	}
+	free(dest);
+	free(archive);
+}
+
 TEST(extract_hostile)
 {
 	struct {
