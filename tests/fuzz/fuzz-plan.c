@@ -85,7 +85,7 @@ static void exercise(struct plan *p, struct target *t)
 			plan_resolve(p, m);
 		snprintf(m->output, sizeof(m->output), "%.64s", m->key);
 		toolchain_write_cmake_file(cmake_file, m->target, &m->vars);
-		free(toolchain_step_path(p->host, m->base));
+		free(toolchain_step_path(p->host, m->base, m->host_llvm));
 	}
 	plan_print(p);
 }
