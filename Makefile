@@ -10,7 +10,7 @@ CFLAGS = -std=c17 $(OPT) $(WARN) -DCROSSROOT_VERSION='"$(VERSION)"' $$(pkg-confi
 LDLIBS = $$(pkg-config --libs $(PKGS))
 SAN_FLAGS = $$(if [ -n "$(SAN)" ]; then echo -fsanitize=address,undefined; fi)
 
-MODULES = util yamlfile digest tree recipes apt fetch openpgp extract run toolchain crossfiles plan cache scheduler debuginfo build overlay sysroot searchpaths testrun binfmt sign remote remote_http package sbom launcher matrix
+MODULES = util yamlfile digest tree recipes apt fetch openpgp extract run toolchain crossfiles plan cache scheduler debuginfo build overlay sysroot searchpaths guest testrun binfmt sign remote remote_http package sbom launcher matrix
 OBJS = $(MODULES:%=bootstrap/%.o)
 HEADERS = $(MODULES:%=bootstrap/%.h)
 
