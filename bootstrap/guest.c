@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 
 #include "digest.h"
 #include "run.h"
+#include "sysroot.h"
 #include "tree.h"
 #include "util.h"
 
@@ -246,6 +248,14 @@ int guest_prepare(struct guest *g, const struct dirs *dirs, struct recipes *r,
 	}
 	g->sysroot = path_join(dirs->out, t->name);
 	g->dir = xasprintf("%s/guest/%s", dirs->work, t->name);
+	char *stamp = path_join(g->sysroot, SYSROOT_STAMP);
+	bool built = path_exists(stamp);
+	free(stamp);
+	if (!built) {
+		error("no sysroot for '%s' at '%s': run 'crossroot build %s' first", t->name, g->sysroot,
+		      t->name);
+		return -1;
+	}
 	if (mkdir_p(g->dir, 0755) < 0 || prepare_kernel(g, dirs, r, fo) < 0 || build_init(g, dirs) < 0)
 		return -1;
 	return 0;
@@ -266,7 +276,10 @@ const char *guest_describe(const struct guest *g)
 {
 	static char text[512];
 	const char *base = strrchr(g->kernel, '/');
-	snprintf(text, sizeof(text), "Linux %s (%s) under %s -M %s%s%s", base ? base + 1 : g->kernel,
+	base = base ? base + 1 : g->kernel;
+	if (strncmp(base, "vmlinuz-", 8) == 0)   /* the release, as uname says it */
+		base += 8;
+	snprintf(text, sizeof(text), "Linux %s (%s) under %s -M %s%s%s", base,
 	         g->kernel_name, g->machine->qemu, g->machine->board,
 	         g->target->qemu_cpu ? " -cpu " : "", g->target->qemu_cpu ? g->target->qemu_cpu : "");
 	return text;
@@ -634,6 +647,33 @@ static void console_line(struct boot *b, char *line)
 	buf_release(&decoded);
 }
 
+/* qemu with stdin /dev/null (a terminal there would be put in raw mode and read), the
+ * console on `out_fd`, its own messages on `err_fd`, in a process group of its own: an
+ * interrupt reaches crossroot, which stops it. */
+static pid_t spawn_qemu(char *const argv[], int out_fd, int err_fd)
+{
+	extern char **environ;
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+	posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+	posix_spawnattr_setpgroup(&attr, 0);
+	pid_t pid;
+	int rc = posix_spawn(&pid, argv[0], &fa, &attr, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	if (rc != 0) {
+		errno = rc;
+		error("cannot start '%s':", argv[0]);
+		return -1;
+	}
+	return pid;
+}
+
 static void random_key(char out[33])
 {
 	unsigned char bytes[16] = {0};
@@ -689,7 +729,7 @@ int guest_run(struct guest *g, const struct guest_program *programs, size_t n,
 		strlist_release(&argv);
 		goto out;
 	}
-	pid = run_argv(argv.v, NULL, pipe_fds[1], log_fd);
+	pid = spawn_qemu(argv.v, pipe_fds[1], log_fd);
 	strlist_release(&argv);
 	close(pipe_fds[1]);
 	pipe_fds[1] = -1;

@@ -18,6 +18,9 @@
 #include "searchpaths.h"
 #include "util.h"
 
+/* Seconds a test program may run, under qemu-user (timeout(1)) or on the kernel (init) */
+#define PROGRAM_TIMEOUT 120
+
 struct test {
 	char *name, *source;
 	bool cxx;
@@ -217,7 +220,7 @@ static void run_command(const struct target *t, const char *sysroot, const char 
 	char *real = realpath(sysroot, NULL);
 	const char *root = real ? real : sysroot;
 	strlist_add(argv, "timeout");
-	strlist_add(argv, "120");
+	strlist_take(argv, xasprintf("%d", PROGRAM_TIMEOUT));
 	if (native) {
 		strlist_add(argv, "env");
 		strlist_take(argv, xasprintf("CROSSROOT_SYSROOT=%s", root));
@@ -490,7 +493,7 @@ static int boot_and_judge(struct guest *g, const struct target *t, const char *s
 				strlist_add(&p->env, "PATH=/usr/bin:/bin");
 				strlist_add(&p->env, "HOME=/tmp");
 				p->cwd = xstrdup(outdir);
-				p->timeout = 120;
+				p->timeout = PROGRAM_TIMEOUT;
 			}
 			line = end ? end + 1 : NULL;
 		}
@@ -527,8 +530,8 @@ static int boot_and_judge(struct guest *g, const struct target *t, const char *s
 					struct buf out = {0};
 					buf_puts(&out, r->out.s ? r->out.s : "");
 					buf_puts(&out, r->err.s ? r->err.s : "");
-					if (!judge(t, &js[i].test, link, r->status, r->timed_out, 120, out.s,
-					           "on the kernel", " (kernel)", &report))
+					if (!judge(t, &js[i].test, link, r->status, r->timed_out, PROGRAM_TIMEOUT,
+					           out.s, "on the kernel", " (kernel)", &report))
 						js[i].failed++;
 					buf_release(&out);
 				} else {
@@ -798,8 +801,9 @@ int testrun_target(const struct dirs *dirs, const struct target *t,
 			running++;
 		}
 		/* print finished reports in name order */
-		while (booted && printed < n && (js[printed].skip || js[printed].bad_header || js[printed].failed >= 0 ||
-		                       (interrupted && js[printed].pid == 0))) {
+		while (booted && printed < n &&
+		       (js[printed].skip || js[printed].bad_header || js[printed].failed >= 0 ||
+		        (interrupted && js[printed].pid == 0))) {
 			struct job *j = &js[printed++];
 			if (j->skip) {
 				printf("skip %-28s (%s)\n", j->test.name, j->skip);
