@@ -529,18 +529,6 @@ static int write_initramfs(struct guest *g, const char *path, const char *key,
 
 /* ---- the boot ---- */
 
-struct boot {
-	struct guest_result *results;
-	size_t n;
-	const char *key;
-	unsigned long seq;          /* the next frame's */
-	bool booted, done;
-	char *failure;              /* why the boot as a whole failed */
-	guest_output_fn on_output;
-	void *arg;
-	struct buf noise;           /* the console's other lines: the kernel's, for messages */
-};
-
 static int hex_value(char c)
 {
 	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
@@ -567,7 +555,7 @@ static bool unhex(const char *s, struct buf *out)
 	return true;
 }
 
-static void boot_fail(struct boot *b, char *why)
+static void boot_fail(struct guest_frames *b, char *why)
 {
 	if (!b->failure)
 		b->failure = why;
@@ -575,8 +563,7 @@ static void boot_fail(struct boot *b, char *why)
 		free(why);
 }
 
-/* One line from the console. */
-static void console_line(struct boot *b, char *line)
+void guest_frames_line(struct guest_frames *b, char *line)
 {
 	size_t len = strlen(line);
 	while (len && (line[len - 1] == '\r' || line[len - 1] == '\n'))
@@ -602,9 +589,15 @@ static void console_line(struct boot *b, char *line)
 	}
 	if (b->failure || b->done)
 		return;
+	if (seq < b->seq) {
+		boot_fail(b, xasprintf("frame %lu came again after frame %lu", seq, b->seq - 1));
+		return;
+	}
 	if (seq != b->seq) {
-		boot_fail(b, xasprintf("the console lost frames %lu to %lu (a frame broken by another "
-		                       "line)", b->seq, seq - 1));
+		boot_fail(b, seq == b->seq + 1
+		                 ? xasprintf("the console lost frame %lu (broken by another line)", b->seq)
+		                 : xasprintf("the console lost frames %lu to %lu (broken by other lines)",
+		                             b->seq, seq - 1));
 		return;
 	}
 	b->seq++;
@@ -699,7 +692,7 @@ int guest_run(struct guest *g, const struct guest_program *programs, size_t n,
 	random_key(key);
 	char *initramfs = path_join(g->dir, "initramfs.cpio");
 	char *log_path = path_join(g->dir, "console.log");
-	struct boot b = {.results = results, .n = n, .key = key, .on_output = on_output, .arg = arg};
+	struct guest_frames b = {.results = results, .n = n, .key = key, .on_output = on_output, .arg = arg};
 	int rc = -1, log_fd = -1, pipe_fds[2] = {-1, -1};
 	pid_t pid = -1;
 	if (write_initramfs(g, initramfs, key, programs, n, include) < 0)
@@ -771,7 +764,7 @@ int guest_run(struct guest *g, const struct guest_program *programs, size_t n,
 		char *line = pending.s, *nl;
 		while (line && (nl = memchr(line, '\n', pending.len - (size_t)(line - pending.s)))) {
 			*nl = '\0';
-			console_line(&b, line);
+			guest_frames_line(&b, line);
 			line = nl + 1;
 		}
 		if (line && line != pending.s) {

@@ -99,6 +99,26 @@ int guest_run(struct guest *g, const struct guest_program *programs, size_t n,
               const struct strlist *include, struct guest_result *results,
               guest_output_fn on_output, void *arg);
 void guest_program_release(struct guest_program *p);
+
+/* The console's reader, which guest_run feeds line by line (and unit tests without a boot).
+ * A line that is not a frame of this boot's key is kept in `noise` (its last 4 to 8 KiB: the
+ * kernel's messages, for a failure's text) and changes nothing; a frame out of sequence, of an
+ * unknown kind, naming no program of the list, or with malformed hex sets `failure`, after
+ * which nothing more is read. */
+struct guest_frames {
+	struct guest_result *results;   /* n results, zeroed by the caller */
+	size_t n;
+	const char *key;
+	unsigned long seq;          /* the next frame's */
+	bool booted, done;          /* the boot frame came; the done frame came */
+	char *failure;              /* why the boot as a whole failed, or NULL */
+	guest_output_fn on_output;  /* may be NULL */
+	void *arg;
+	struct buf noise;
+};
+/* One line of the console, without its newline (a '\r' before it is dropped); `line` is
+ * written to. */
+void guest_frames_line(struct guest_frames *f, char *line);
 void guest_result_release(struct guest_result *r);
 
 #endif
