@@ -314,23 +314,13 @@ int apt_locate(const char *state_dir, const char *package, const char *version,
 }
 
 int apt_locate_deb(const char *state_dir, const char *package, const char *arch,
-                   const char *version, char **url, char sha256[DIGEST_HEX_LEN + 1])
+                   const char *version, const char *file, char **url,
+                   char sha256[DIGEST_HEX_LEN + 1])
 {
 	char *dir = xasprintf("%s/binary-%s", state_dir, arch);
-	char *file = apt_deb_file_name(package, arch, version);
 	int rc = locate(dir, package, arch, version, file, url, sha256);
-	free(file);
 	free(dir);
 	return rc;
-}
-
-char *apt_deb_file_name(const char *package, const char *arch, const char *version)
-{
-	const char *colon = strchr(version, ':');   /* the epoch is %3a in apt's file names */
-	if (colon)
-		return xasprintf("%s_%.*s%%3a%s_%s.deb", package, (int)(colon - version), version,
-		                 colon + 1, arch);
-	return xasprintf("%s_%s_%s.deb", package, version, arch);
 }
 
 /* Each base URI, one per line: from one-line entries "deb [options] URI suite ...". */

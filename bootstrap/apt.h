@@ -17,13 +17,13 @@ int apt_locate(const char *state_dir, const char *package, const char *version,
 
 /* The same for a binary package of Debian architecture `arch` (arm64, armhf, ...), which the
  * host need not know: a private state directory below `state_dir` (binary-<arch>/) holds
- * copies of the host's 'deb' sources and their indices for the host's architecture and
- * `arch`; `apt-get download --print-uris` names the .deb's URL and the sha256 of the signed
- * Packages index. Returns -1 after a warning when apt has no such package or version. */
+ * copies of the host's 'deb' sources and their indices for `arch`; `apt-get download
+ * --print-uris` names the .deb's URL and the sha256 of the signed Packages index, found by its
+ * `file` name as apt gives it ("package_version_arch.deb", an epoch "1:" as "1%3a"). Returns
+ * -1 after a warning when apt has no such package or version. */
 int apt_locate_deb(const char *state_dir, const char *package, const char *arch,
-                   const char *version, char **url, char sha256[DIGEST_HEX_LEN + 1]);
-/* "package_version_arch.deb", the name apt gives the file (an epoch "1:" as "1%3a"). */
-char *apt_deb_file_name(const char *package, const char *arch, const char *version);
+                   const char *version, const char *file, char **url,
+                   char sha256[DIGEST_HEX_LEN + 1]);
 
 /* The archives the host's apt configuration fetches binary packages from (each 'deb' entry's
  * URI, http, https and file only, without a trailing slash), in its order, without

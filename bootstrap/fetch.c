@@ -604,7 +604,8 @@ static bool resolve_origin(const struct fetch_options *opts, struct transfer *t)
 	char listed[DIGEST_HEX_LEN + 1];
 	char *url = NULL;
 	if (o->kind == ORIGIN_DEB
-	        ? apt_locate_deb(opts->apt_dir, o->package, o->arch, o->version, &url, listed) < 0
+	        ? apt_locate_deb(opts->apt_dir, o->package, o->arch, o->version, o->file, &url,
+	                         listed) < 0
 	        : apt_locate(opts->apt_dir, o->package, o->version, o->file, &url, listed) < 0)
 		return false;
 	if (strcmp(listed, o->sha256) != 0) {

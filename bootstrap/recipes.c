@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "apt.h"
 #include "yamlfile.h"
 
 #define DEFAULT_MAX_SIZE (4LL << 30)   /* 4 GiB: far above any source, far below a full disk */
@@ -307,7 +306,11 @@ static void load_origin(struct yamlfile *f, yaml_node_t *node, struct origin *o,
 			o->package = xstrndup(d, (size_t)(colon - d));
 			o->arch = xstrndup(colon + 1, (size_t)(eq - colon - 1));
 			o->version = xstrdup(eq + 1);
-			o->file = apt_deb_file_name(o->package, o->arch, o->version);
+			/* the name apt gives the file: an epoch "1:" is "1%3a" */
+			const char *epoch = strchr(o->version, ':');
+			o->file = epoch ? xasprintf("%s_%.*s%%3a%s_%s.deb", o->package,
+			                            (int)(epoch - o->version), o->version, epoch + 1, o->arch)
+			                : xasprintf("%s_%s_%s.deb", o->package, o->version, o->arch);
 		}
 		o->kind = ORIGIN_DEB;
 	}
