@@ -13,7 +13,8 @@
  * SEQ counts frames from 0; KIND is boot (ID 0, DATA the kernel's release), out and err
  * (DATA: the bytes in hex), exit (DATA: the wait status in decimal), timeout (DATA: the
  * seconds), error (DATA: why in hex: the program could not be started) and done (ID: how many
- * programs ran). Programs write only into pipes that init reads, run as their own uid and
+ * programs ran). Output past 4 MiB a stream is dropped, and a line at its end says how
+ * much. Programs write only into pipes that init reads, run as their own uid and
  * process group with /dev/null as stdin, and never see the key: a program cannot forge a
  * frame or end the list early. */
 #define _GNU_SOURCE
@@ -36,7 +37,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define OUTPUT_LIMIT (16u << 20)   /* bytes kept per program and stream, as frames */
+#define OUTPUT_LIMIT (4u << 20)   /* bytes kept per program and stream: the console carries about
+                                    * 100 KB/s of output under emulation */
 
 static int console = -1;
 static char key[64];
@@ -232,8 +234,10 @@ static void run_one(long id, long timeout, long uid, const char *cwd, char **arg
 				continue;
 			ssize_t r = read(fds[i].fd, buf, sizeof(buf));
 			if (r > 0) {
-				if (kept[i] < OUTPUT_LIMIT)
-					frame(kinds[i], id, buf, (size_t)r, NULL);
+				if (kept[i] < OUTPUT_LIMIT) {
+					size_t room = OUTPUT_LIMIT - kept[i];
+					frame(kinds[i], id, buf, (size_t)r < room ? (size_t)r : room, NULL);
+				}
 				kept[i] += (size_t)r;
 				drained++;
 			} else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
@@ -248,6 +252,14 @@ static void run_one(long id, long timeout, long uid, const char *cwd, char **arg
 	for (int i = 0; i < 3; i++)
 		if (fds[i].fd >= 0)
 			close(fds[i].fd);
+	for (int i = 0; i < 2; i++)
+		if (kept[i] > OUTPUT_LIMIT) {
+			/* said in the stream itself: the verdict shows it, never a silent cut */
+			char note[96];
+			int n = snprintf(note, sizeof(note), "\n[init: %zu bytes more of this output dropped]\n",
+			                 kept[i] - OUTPUT_LIMIT);
+			frame(kinds[i], id, note, (size_t)n, NULL);
+		}
 	char text[32];
 	if (timed_out) {
 		snprintf(text, sizeof(text), "%ld", timeout);
