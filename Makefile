@@ -10,7 +10,7 @@ CFLAGS = -std=c17 $(OPT) $(WARN) -DCROSSROOT_VERSION='"$(VERSION)"' $$(pkg-confi
 LDLIBS = $$(pkg-config --libs $(PKGS))
 SAN_FLAGS = $$(if [ -n "$(SAN)" ]; then echo -fsanitize=address,undefined; fi)
 
-MODULES = util yamlfile digest tree recipes apt fetch openpgp extract run toolchain crossfiles plan cache scheduler debuginfo build overlay sysroot searchpaths testrun binfmt sign remote remote_http package sbom launcher matrix
+MODULES = util yamlfile digest tree recipes apt fetch openpgp extract run toolchain crossfiles plan cache scheduler debuginfo build overlay sysroot searchpaths guest testrun binfmt sign remote remote_http package sbom launcher matrix
 OBJS = $(MODULES:%=bootstrap/%.o)
 HEADERS = $(MODULES:%=bootstrap/%.h)
 
@@ -24,7 +24,7 @@ bootstrap/%.o: bootstrap/%.c $(HEADERS) Makefile
 
 # The unit tests: one file per module (tests/unit/<module>.c, TEST()s registered by unit.h),
 # run in this order.
-UNIT_TESTS = digest recipes plan scheduler extract fetch util searchpaths sign cache remote run apt package toolchain
+UNIT_TESTS = digest recipes plan scheduler extract fetch util searchpaths sign cache remote run apt package toolchain guest
 UNIT_SOURCES = tests/unit/unit.c $(UNIT_TESTS:%=tests/unit/%.c)
 tests/unit/run-unit: $(UNIT_SOURCES) tests/unit/unit.h $(OBJS)
 	$(CC) $(CFLAGS) $(SAN_FLAGS) -Ibootstrap -o $@ $(UNIT_SOURCES) $(OBJS) $(LDLIBS)

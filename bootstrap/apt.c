@@ -112,11 +112,40 @@ static void read_sources(void (*one_line)(const char *, struct buf *),
 	free(parts);
 }
 
-/* Write DIR/sources/crossroot.list and .sources from the system's configuration. */
-static int write_sources(const char *dir)
+/* Binary packages: the host's "deb" lines and stanzas as they are (deb-src ones left out). */
+static void copy_list(const char *text, struct buf *out)
+{
+	for (const char *line = text; line && *line;) {
+		const char *end = strchr(line, '\n');
+		size_t n = end ? (size_t)(end - line) : strlen(line);
+		while (n && (*line == ' ' || *line == '\t'))
+			line++, n--;
+		if (n > 4 && strncmp(line, "deb ", 4) == 0) {
+			buf_add(out, line, n);
+			buf_puts(out, "\n");
+		}
+		line = end ? end + 1 : NULL;
+	}
+}
+
+static void copy_deb822(const char *text, struct buf *out)
+{
+	struct buf converted = {0};
+	convert_deb822(text, &converted);   /* the enabled stanzas with deb, as deb-src */
+	char *back = str_replace_all(converted.s ? converted.s : "", "Types: deb-src\n",
+	                             "Types: deb\n");
+	buf_puts(out, back);
+	free(back);
+	buf_release(&converted);
+}
+
+/* Write DIR/sources/crossroot.list and .sources from the system's configuration: deb-src
+ * twins of its deb entries, or (binary) the deb entries themselves. */
+static int write_sources(const char *dir, bool binary)
 {
 	struct buf list = {0}, deb822 = {0};
-	read_sources(convert_list, convert_deb822, &list, &deb822);
+	read_sources(binary ? copy_list : convert_list, binary ? copy_deb822 : convert_deb822, &list,
+	             &deb822);
 	int rc = -1;
 	char *parts = path_join(dir, "sources");
 	char *a = path_join(parts, "crossroot.list");
@@ -137,8 +166,14 @@ static int write_sources(const char *dir)
 	return rc;
 }
 
+/* The foreign architecture a binary state directory knows, or NULL (source packages). */
+static const char *state_arch;
+
 static void apt_options(const char *dir, struct strlist *argv)
 {
+	if (state_arch) {
+		strlist_take(argv, xasprintf("-oAPT::Architectures::=%s", state_arch));
+	}
 	strlist_take(argv, xasprintf("-oDir::Etc::SourceList=/dev/null"));
 	strlist_take(argv, xasprintf("-oDir::Etc::SourceParts=%s/sources", dir));
 	strlist_take(argv, xasprintf("-oDir::State::Lists=%s/lists", dir));
@@ -163,20 +198,24 @@ static int apt_run(const char *dir, const char *const args[], struct buf *out, s
 
 static int apt_update(const char *dir)
 {
-	info("apt: reading source package indices (private deb-src copy of the host's sources)");
+	if (state_arch)
+		info("apt: reading the %s package indices (private copy of the host's sources)",
+		     state_arch);
+	else
+		info("apt: reading source package indices (private deb-src copy of the host's sources)");
 	char *lists = xasprintf("%s/lists/partial", dir);
 	char *cache = xasprintf("%s/cache/archives/partial", dir);
 	int rc = mkdir_p(lists, 0755) | mkdir_p(cache, 0755);
 	free(lists);
 	free(cache);
-	if (rc < 0 || write_sources(dir) < 0)
+	if (rc < 0 || write_sources(dir, state_arch != NULL) < 0)
 		return -1;
 	struct buf out = {0}, err = {0};
 	const char *args[] = {"update", NULL};
 	int status = apt_run(dir, args, &out, &err);
 	if (status != 0) {
 		char how[96];
-		error("apt-get update (private deb-src sources in '%s') %s:\n%s", dir,
+		error("apt-get update (private %s sources in '%s') %s:\n%s", state_arch ? "deb" : "deb-src", dir,
 		      status < 0 ? "could not run" : run_describe(status, how), err.s ? err.s : "");
 		rc = -1;
 	}
@@ -206,9 +245,13 @@ static int find_in_uris(const char *text, const char *file, char **url, char *sh
 	return -1;
 }
 
-int apt_locate(const char *state_dir, const char *package, const char *version,
-               const char *file, char **url, char sha256[DIGEST_HEX_LEN + 1])
+/* Both kinds: `arch` NULL asks `apt-get source` for `file` of a source package, else
+ * `apt-get download` for the binary package of that architecture. */
+static int locate(const char *state_dir, const char *package, const char *arch,
+                  const char *version, const char *file, char **url,
+                  char sha256[DIGEST_HEX_LEN + 1])
 {
+	state_arch = arch;
 	if (mkdir_p(state_dir, 0755) < 0)
 		return -1;
 	/* apt runs without its own locks: ours keeps concurrent crossroot runs apart. */
@@ -229,19 +272,23 @@ int apt_locate(const char *state_dir, const char *package, const char *version,
 			goto out;
 		fresh = true;
 	}
-	char *spec = xasprintf("%s=%s", package, version);
+	char *spec = arch ? xasprintf("%s:%s=%s", package, arch, version)
+	                  : xasprintf("%s=%s", package, version);
 	for (;;) {
 		struct buf out = {0}, err = {0};
-		const char *args[] = {"source", "--print-uris", "--download-only", spec, NULL};
+		const char *source_args[] = {"source", "--print-uris", "--download-only", spec, NULL};
+		const char *binary_args[] = {"download", "--print-uris", spec, NULL};
+		const char *const *args = arch ? binary_args : source_args;
 		int status = apt_run(state_dir, args, &out, &err);
 		if (status == 0 && find_in_uris(out.s, file, url, sha256) == 0)
 			rc = 0;
 		else if (fresh) {
 			if (status == 0)
-				warn("Debian source package %s has no file '%s'", spec, file);
+				warn("Debian %s package %s has no file '%s'", arch ? "binary" : "source", spec,
+				     file);
 			else
-				warn("apt cannot find Debian source package %s: %s", spec,
-				      err.s ? err.s : "no output");
+				warn("apt cannot find Debian %s package %s: %s", arch ? "binary" : "source",
+				     spec, err.s ? err.s : "no output");
 		}
 		buf_release(&out);
 		buf_release(&err);
@@ -256,6 +303,23 @@ int apt_locate(const char *state_dir, const char *package, const char *version,
 out:
 	free(marker);
 	close(lock);
+	state_arch = NULL;
+	return rc;
+}
+
+int apt_locate(const char *state_dir, const char *package, const char *version,
+               const char *file, char **url, char sha256[DIGEST_HEX_LEN + 1])
+{
+	return locate(state_dir, package, NULL, version, file, url, sha256);
+}
+
+int apt_locate_deb(const char *state_dir, const char *package, const char *arch,
+                   const char *version, const char *file, char **url,
+                   char sha256[DIGEST_HEX_LEN + 1])
+{
+	char *dir = xasprintf("%s/binary-%s", state_dir, arch);
+	int rc = locate(dir, package, arch, version, file, url, sha256);
+	free(dir);
 	return rc;
 }
 

@@ -15,6 +15,16 @@
 int apt_locate(const char *state_dir, const char *package, const char *version,
                const char *file, char **url, char sha256[DIGEST_HEX_LEN + 1]);
 
+/* The same for a binary package of Debian architecture `arch` (arm64, armhf, ...), which the
+ * host need not know: a private state directory below `state_dir` (binary-<arch>/) holds
+ * copies of the host's 'deb' sources and their indices for `arch`; `apt-get download
+ * --print-uris` names the .deb's URL and the sha256 of the signed Packages index, found by its
+ * `file` name as apt gives it ("package_version_arch.deb", an epoch "1:" as "1%3a"). Returns
+ * -1 after a warning when apt has no such package or version. */
+int apt_locate_deb(const char *state_dir, const char *package, const char *arch,
+                   const char *version, const char *file, char **url,
+                   char sha256[DIGEST_HEX_LEN + 1]);
+
 /* The archives the host's apt configuration fetches binary packages from (each 'deb' entry's
  * URI, http, https and file only, without a trailing slash), in its order, without
  * duplicates: the pool of a Debian release apt does not list is under each of them.

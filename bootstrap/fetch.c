@@ -175,6 +175,8 @@ static const char *origin_name(const struct origin *o, char *out, size_t n)
 		snprintf(out, n, "%s", o->url);
 	else if (o->kind == ORIGIN_POOL)
 		snprintf(out, n, "the Debian archive's pool/%s", o->file);
+	else if (o->kind == ORIGIN_DEB)
+		snprintf(out, n, "Debian package %s:%s=%s", o->package, o->arch, o->version);
 	else
 		snprintf(out, n, "Debian source package %s=%s, file %s", o->package, o->version, o->file);
 	return out;
@@ -183,7 +185,7 @@ static const char *origin_name(const struct origin *o, char *out, size_t n)
 /* The file name an origin serves, for mirrors that keep upstream names. */
 static char *origin_file_name(const struct origin *o)
 {
-	if (o->kind == ORIGIN_APT)
+	if (o->kind == ORIGIN_APT || o->kind == ORIGIN_DEB)
 		return xstrdup(o->file);
 	if (o->kind == ORIGIN_POOL)
 		return xstrdup(strrchr(o->file, '/') + 1);
@@ -205,6 +207,7 @@ static void add_origin(struct transfer *t, const struct origin *o, const char *u
 	c->url = url ? xstrdup(url) : o->url ? xstrdup(o->url) : NULL;
 	c->package = o->package ? xstrdup(o->package) : NULL;
 	c->version = o->version ? xstrdup(o->version) : NULL;
+	c->arch = o->arch ? xstrdup(o->arch) : NULL;
 	c->file = o->file ? xstrdup(o->file) : NULL;
 	c->signature = o->signature ? xstrdup(o->signature) : NULL;
 	t->mirror_of[t->n_origins++] = mirror ? xstrdup(mirror) : NULL;
@@ -277,6 +280,7 @@ static void release_origins(struct transfer *t)
 		free(t->origins[i].url);
 		free(t->origins[i].package);
 		free(t->origins[i].version);
+		free(t->origins[i].arch);
 		free(t->origins[i].file);
 		free(t->origins[i].signature);
 		free(t->mirror_of[i]);
@@ -599,7 +603,10 @@ static bool resolve_origin(const struct fetch_options *opts, struct transfer *t)
 	}
 	char listed[DIGEST_HEX_LEN + 1];
 	char *url = NULL;
-	if (apt_locate(opts->apt_dir, o->package, o->version, o->file, &url, listed) < 0)
+	if (o->kind == ORIGIN_DEB
+	        ? apt_locate_deb(opts->apt_dir, o->package, o->arch, o->version, o->file, &url,
+	                         listed) < 0
+	        : apt_locate(opts->apt_dir, o->package, o->version, o->file, &url, listed) < 0)
 		return false;
 	if (strcmp(listed, o->sha256) != 0) {
 		location_error(&o->where, "Debian's signed index lists %s of %s=%s with sha256 %s, "

@@ -11,11 +11,14 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "binfmt.h"
 #include "build.h"
 #include "cache.h"
+#include "fetch.h"
+#include "guest.h"
 #include "launcher.h"
 #include "matrix.h"
 #include "plan.h"
@@ -40,6 +43,9 @@ static const char usage[] =
 	"  fetch    only fill the download cache\n"
 	"  plan     show each stage as cached or to build, and why\n"
 	"  test     build tests/sysroot/ programs with the sysroot and run them under qemu-user\n"
+	"           (--system: all of them in one boot of Debian's Linux under qemu-system)\n"
+	"  run      --system TARGET PROGRAM [ARGS...]: run a program of the target on Debian's\n"
+	"           Linux booted under qemu-system; its output and exit status come back\n"
 	"  clean    remove the target's sysroot and scratch files (the caches and overlay stay)\n"
 	"  install  TARGET DIR: copy a DESTDIR tree (libraries you built) into the target's\n"
 	"           overlay, laid over its sysroot now and after every rebuild\n"
@@ -95,6 +101,7 @@ static const char usage_options[] =
 	"      --xz           package: also write a .tar.xz\n"
 	"      --keep N       prune: older results kept per target and stage (default 1)\n"
 	"      --remove       binfmt: unregister the target's entry\n"
+	"      --system       test, run: on a Linux kernel booted under qemu-system (one boot)\n"
 	"      --table FILE   test: also write the support table (pieces, programs by\n"
 	"                     targets) to FILE as Markdown\n"
 	"  -v, --verbose      show every command\n"
@@ -260,6 +267,90 @@ static int install_overlay(const struct dirs *d, const char *name, const char *f
 	return rc;
 }
 
+/* What `crossroot run` exits with when it could not run the program (as env(1) and
+ * timeout(1) do): the program's own statuses keep their meaning. */
+#define RUN_EXIT_OWN 125
+
+static void run_output(void *arg, size_t program, int fd, const char *data, size_t n)
+{
+	(void)arg;
+	(void)program;
+	fwrite(data, 1, n, fd == 1 ? stdout : stderr);
+	fflush(fd == 1 ? stdout : stderr);
+}
+
+/* crossroot run --system: one program (and CROSSROOT_GUEST_INCLUDE's paths) on the kernel,
+ * its output streamed; returns its exit status, 128+N for signal N, 124 when it timed out
+ * (CROSSROOT_RUN_TIMEOUT seconds, default 600) or RUN_EXIT_OWN when it could not run. */
+static int run_on_kernel(struct guest *g, int argc, char **argv, bool as_root)
+{
+	char *program = realpath(argv[0], NULL);
+	if (!program) {
+		error("cannot run '%s':", argv[0]);
+		return RUN_EXIT_OWN;
+	}
+	struct guest_program p = {0};
+	strlist_add(&p.argv, program);
+	for (int i = 1; i < argc; i++)
+		strlist_add(&p.argv, argv[i]);
+	char *real = realpath(g->sysroot, NULL);
+	strlist_take(&p.env, xasprintf("CROSSROOT_SYSROOT=%s", real ? real : g->sysroot));
+	free(real);
+	strlist_add(&p.env, "PATH=/usr/bin:/bin");
+	strlist_add(&p.env, "HOME=/tmp");
+	/* the rest of the caller's environment, as the qemu-user run wrapper passes it, but what
+	 * names the host's own files (its PATH, HOME, libraries and loader's preloads) */
+	extern char **environ;
+	static const char *const host_only[] = {"PATH=", "HOME=", "LD_", "CROSSROOT_SYSROOT=", NULL};
+	for (char **e = environ; *e; e++) {
+		bool keep = strchr(*e, '=') != NULL;
+		for (size_t i = 0; host_only[i] && keep; i++)
+			keep = strncmp(*e, host_only[i], strlen(host_only[i])) != 0;
+		if (keep)
+			strlist_add(&p.env, *e);
+	}
+	char cwd[4096];
+	p.cwd = xstrdup(getcwd(cwd, sizeof(cwd)) ? cwd : "/tmp");
+	const char *timeout = getenv("CROSSROOT_RUN_TIMEOUT");
+	p.timeout = timeout && atol(timeout) > 0 ? atol(timeout) : 600;
+	p.root = as_root;
+	struct strlist include = {0};
+	strlist_add(&include, program);
+	const char *more = getenv("CROSSROOT_GUEST_INCLUDE");
+	char *copy = xstrdup(more ? more : "");
+	for (char *path = strtok(copy, ":"); path; path = strtok(NULL, ":")) {
+		char *abs = realpath(path, NULL);
+		if (!abs) {
+			error("CROSSROOT_GUEST_INCLUDE names '%s':", path);
+			free(copy);
+			return RUN_EXIT_OWN;
+		}
+		strlist_take(&include, abs);
+	}
+	free(copy);
+	struct guest_result r;
+	int status = RUN_EXIT_OWN;
+	if (guest_run(g, &p, 1, &include, &r, run_output, NULL) == 0) {
+		if (r.timed_out) {
+			error("'%s' timed out after %ld s on the kernel", argv[0], p.timeout);
+			status = 124;
+		} else if (r.ran && WIFEXITED(r.status)) {
+			status = WEXITSTATUS(r.status);
+		} else if (r.ran && WIFSIGNALED(r.status)) {
+			char how[96];
+			error("'%s' was %s on the kernel", argv[0], run_describe(r.status, how));
+			status = 128 + WTERMSIG(r.status);
+		} else {
+			error("'%s' did not run on the kernel: %s", argv[0], r.error ? r.error : "no result");
+		}
+	}
+	guest_result_release(&r);
+	guest_program_release(&p);
+	strlist_release(&include);
+	free(program);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -281,11 +372,12 @@ int main(int argc, char **argv)
 		{"pull-only", no_argument, NULL, 'P'},
 		{"format", required_argument, NULL, 'F'},
 		{"xz", no_argument, NULL, 'X'}, {"check", no_argument, NULL, 'H'},
+		{"system", no_argument, NULL, 'Z'},
 		{NULL, 0, NULL, 0},
 	};
 	bool all = false, offline = false, wait = false, keep_going = false, verbose = false,
 	     static_only = false, verify = false, remove = false, allow_network = false,
-	     xz = false, check = false;
+	     xz = false, check = false, system = false;
 	struct strlist mirrors = {0};
 	int keep = 1;
 	long jobs = sysconf(_SC_NPROCESSORS_ONLN);
@@ -296,15 +388,40 @@ int main(int argc, char **argv)
 	           *package_arg = ".";
 	if (cache_arg && !*cache_arg)
 		cache_arg = NULL;   /* empty is unset, not the current directory */
+	/* `crossroot run [options] TARGET PROGRAM ARGS...`: options end at the target, so the
+	 * program's own options stay its own */
+	bool run_command_line = false;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--") == 0 || a[0] != '-' || a[1] == '\0') {
+			if (strcmp(a, "run") == 0) {   /* the command word leaves; options may follow */
+				memmove(argv + i, argv + i + 1, (size_t)(argc - i) * sizeof(*argv));
+				argc--;
+				run_command_line = true;
+			}
+			break;
+		}
+		if (a[1] == '-') {   /* --name or --name=value: does it take the next word? */
+			size_t n = strcspn(a + 2, "=");
+			for (size_t o = 0; longopts[o].name && !a[2 + n]; o++)
+				if (strlen(longopts[o].name) == n && strncmp(longopts[o].name, a + 2, n) == 0 &&
+				    longopts[o].has_arg == required_argument)
+					i++;
+		} else if (strchr("jCo", a[1]) && a[2] == '\0') {
+			i++;
+		}
+	}
 	/* `exec TARGET... -- COMMAND ARGUMENT...`: from the first --, words are never crossroot's
 	 * options (getopt would take COMMAND's -v); for other commands they are operands, as
-	 * getopt would make them */
+	 * getopt would make them (`run` stops at its target instead) */
 	int dashdash = 0;
-	for (int i = 1; i < argc && !dashdash; i++)
+	for (int i = 1; i < argc && !dashdash && !run_command_line; i++)
 		if (strcmp(argv[i], "--") == 0)
 			dashdash = i;
 	int c;
-	while ((c = getopt_long(dashdash ? dashdash : argc, argv, "aj:C:o:kvhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(dashdash ? dashdash : argc, argv,
+	                        run_command_line ? "+aj:C:o:kvhV" : "aj:C:o:kvhV", longopts,
+	                        NULL)) != -1) {
 		switch (c) {
 		case 'a': all = true; break;
 		case 'j': {
@@ -349,6 +466,7 @@ int main(int argc, char **argv)
 		case 'F': format_arg = optarg; break;
 		case 'X': xz = true; break;
 		case 'H': check = true; break;
+		case 'Z': system = true; break;
 		case 'h': fputs(usage, stdout); fputs(usage_options, stdout); return EXIT_OK;
 		case 'V': printf("crossroot %s\n", CROSSROOT_VERSION); return EXIT_OK;
 		default: fputs(usage, stderr); fputs(usage_options, stderr); return EXIT_CONFIG;
@@ -363,12 +481,12 @@ int main(int argc, char **argv)
 			if (strcmp(argv[i], "--") == 0)
 				dashdash = i;
 	}
-	if (optind >= (dashdash ? dashdash : argc)) {
+	if (optind >= (dashdash ? dashdash : argc) && !run_command_line) {
 		fputs(usage, stderr);
 		fputs(usage_options, stderr);
 		return EXIT_CONFIG;
 	}
-	const char *command = argv[optind++];
+	const char *command = run_command_line ? "run" : argv[optind++];
 	bool exec = strcmp(command, "exec") == 0;
 	/* exec's own failures must not look like its command's statuses */
 	const int usage_rc = exec ? EXIT_NO_SESSION : EXIT_CONFIG;
@@ -396,7 +514,17 @@ int main(int argc, char **argv)
 		                                                                        : EXIT_CONFIG;
 	}
 	static const char *const commands[] = {"build", "fetch", "plan", "test", "clean", "prune",
-	                                       "install", "binfmt", "exec", "package", "matrix", NULL};
+	                                       "install", "binfmt", "exec", "package", "matrix", "run",
+	                                       NULL};
+	if (system && strcmp(command, "test") != 0 && strcmp(command, "run") != 0) {
+		error("--system is for 'crossroot test' and 'crossroot run', not '%s'", command);
+		return EXIT_CONFIG;
+	}
+	if (run_command_line && (!system || all || argc - optind < 2)) {
+		error("usage: crossroot run --system [options] TARGET PROGRAM [ARGS...] (without "
+		      "--system, run target programs with the sysroot's bin/TARGET-run)");
+		return RUN_EXIT_OWN;
+	}
 	if (format_arg && strcmp(command, "matrix") != 0) {
 		error("--format is for 'crossroot matrix', not '%s'", command);
 		return usage_rc;
@@ -425,8 +553,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; commands[i]; i++)
 		known |= strcmp(command, commands[i]) == 0;
 	if (!known) {
-		error("unknown command '%s' (commands: build, fetch, plan, test, clean, prune, install, "
-		      "binfmt, exec, key, package, verify, matrix)",
+		error("unknown command '%s' (commands: build, fetch, plan, test, run, clean, prune, "
+		      "install, binfmt, exec, key, package, verify, matrix)",
 		      command);
 		return EXIT_CONFIG;
 	}
@@ -441,6 +569,8 @@ int main(int argc, char **argv)
 		install_from = argv[optind + 1];
 		targets_end = optind + 1;
 	}
+	if (run_command_line)
+		targets_end = optind + 1;
 
 	char *root = absolute(root_arg);
 	char *work = work_arg ? absolute(work_arg) : path_join(root, "work");
@@ -529,11 +659,37 @@ int main(int argc, char **argv)
 		}
 		return rc;
 	}
-	if (strcmp(command, "test") == 0) {
+	if (strcmp(command, "test") == 0 || strcmp(command, "run") == 0) {
+		/* --system fetches a kernel: the download cache, mirrors and apt state as a build's */
+		if (system && read_mirror_file(&mirrors) < 0)
+			return strcmp(command, "run") == 0 ? RUN_EXIT_OWN : EXIT_CONFIG;
+		struct fetch_options fo = {.cache_dir = downloads, .apt_dir = apt_dir, .parallel = 1,
+		                           .retries = 3, .stall_seconds = 30, .backoff_seconds = 1,
+		                           .mirrors = &mirrors, .offline = offline, .verify = verify};
+		const char *ca = getenv("CROSSROOT_CA_BUNDLE");
+		if (ca && *ca)
+			fo.ca_bundle = ca;
+		if (strcmp(command, "run") == 0) {
+			struct guest g;
+			int status = RUN_EXIT_OWN;
+			if (guest_prepare(&g, &dirs, &recipes, targets[0], &fo) == 0)
+				status = run_on_kernel(&g, argc - optind - 1, argv + optind + 1,
+				                       getenv("CROSSROOT_RUN_AS_ROOT") &&
+				                           strcmp(getenv("CROSSROOT_RUN_AS_ROOT"), "1") == 0);
+			guest_release(&g);
+			return interrupted ? EXIT_INTERRUPTED : status;
+		}
 		struct test_table table = {0};
-		for (size_t i = 0; i < names.n && !interrupted; i++)
-			if (testrun_target(&dirs, targets[i], (int)jobs, &table) != EXIT_OK)
+		for (size_t i = 0; i < names.n && !interrupted; i++) {
+			struct guest g;
+			struct testrun_options to = {.jobs = (int)jobs, .system = system ? &g : NULL};
+			if (system && guest_prepare(&g, &dirs, &recipes, targets[i], &fo) < 0)
 				rc = EXIT_FAILED;
+			else if (testrun_target(&dirs, targets[i], &to, &table) != EXIT_OK)
+				rc = EXIT_FAILED;
+			if (system)
+				guest_release(&g);
+		}
 		if ((names.n > 1 || table_arg) && testrun_print_table(&table, table_arg) < 0)
 			rc = EXIT_FAILED;
 		testrun_table_release(&table);
@@ -624,6 +780,10 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < plan.n_nodes; i++)
 			if (plan.nodes[i]->kind == NODE_STAGE && plan.nodes[i]->key[0])
 				strlist_add(&keys, plan.nodes[i]->key);
+		/* and the kernels --system boots, which no stage names */
+		for (size_t i = 0; i < names.n; i++)
+			if (guest_kernel_source(targets[i]))
+				recipes_source(&recipes, guest_kernel_source(targets[i]), NULL);
 		for (size_t i = 0; i < recipes.n_sources; i++)
 			for (size_t j = 0; j < recipes.sources[i]->n_origins; j++)
 				strlist_add(&pins, recipes.sources[i]->origins[j].sha256);

@@ -277,6 +277,8 @@ static char *origin_text(const struct origin *o)
 		return xasprintf("apt:%s=%s/%s", o->package, o->version, o->file);
 	if (o->kind == ORIGIN_POOL)
 		return xasprintf("debian-pool:%s", o->file);
+	if (o->kind == ORIGIN_DEB)
+		return xasprintf("deb:%s:%s=%s", o->package, o->arch, o->version);
 	return xstrdup(o->url);
 }
 

@@ -49,6 +49,7 @@ static void source_free(struct source *s)
 		free(o->url);
 		free(o->package);
 		free(o->version);
+		free(o->arch);
 		free(o->file);
 		free(o->signature);
 	}
@@ -133,6 +134,18 @@ static bool valid_name(const char *s)
 		return false;
 	for (; *s; s++)
 		if (!isalnum((unsigned char)*s) && !strchr("._+-", *s))
+			return false;
+	return true;
+}
+
+/* A Debian package or architecture name (n bytes), or with `version` a Debian version: the
+ * characters Debian policy allows, none a shell or a URL would read */
+static bool debian_word(const char *s, size_t n, bool version)
+{
+	if (n == 0 || !isalnum((unsigned char)*s))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && !strchr(version ? ".+-~:" : ".+-", s[i]))
 			return false;
 	return true;
 }
@@ -225,24 +238,25 @@ static bool valid_pool_path(const char *path)
 
 static void load_origin(struct yamlfile *f, yaml_node_t *node, struct origin *o, const char *path)
 {
-	static const char *const allowed[] = {"url", "apt", "pool", "file", "sha256", "max-size",
-	                                      "signature", NULL};
+	static const char *const allowed[] = {"url", "apt", "deb", "pool", "file", "sha256",
+	                                      "max-size", "signature", NULL};
 	static const char *const required[] = {"sha256", NULL};
 	memset(o, 0, sizeof(*o));
 	o->where = location_of(f, path, node);
 	o->max_size = DEFAULT_MAX_SIZE;
 	if (node->type != YAML_MAPPING_NODE) {
-		yamlfile_error(f, node, "an origin must be a mapping with 'url', 'apt' or 'pool', and "
-		               "'sha256'");
+		yamlfile_error(f, node, "an origin must be a mapping with 'url', 'apt', 'deb' or 'pool', "
+		               "and 'sha256'");
 		return;
 	}
 	yamlfile_check_keys(f, node, allowed, required);
 	yaml_node_t *url = yamlfile_get(f, node, "url");
 	yaml_node_t *apt = yamlfile_get(f, node, "apt");
 	yaml_node_t *pool = yamlfile_get(f, node, "pool");
+	yaml_node_t *deb = yamlfile_get(f, node, "deb");
 	yaml_node_t *file = yamlfile_get(f, node, "file");
-	if (!!url + !!apt + !!pool != 1)
-		yamlfile_error(f, node, "an origin needs exactly one of 'url', 'apt' and 'pool'");
+	if (!!url + !!apt + !!deb + !!pool != 1)
+		yamlfile_error(f, node, "an origin needs exactly one of 'url', 'apt', 'deb' and 'pool'");
 	if (file && !apt)
 		yamlfile_error(f, file, "'file' belongs to 'apt' origins only");
 	if (url) {
@@ -278,6 +292,28 @@ static void load_origin(struct yamlfile *f, yaml_node_t *node, struct origin *o,
 			yamlfile_error(f, file, "file must be a plain file name (got '%s')", name);
 		o->file = name ? xstrdup(name) : NULL;
 	}
+	if (deb) {
+		const char *d = yamlfile_scalar(f, deb, "deb");
+		const char *colon = d ? strchr(d, ':') : NULL;
+		const char *eq = colon ? strchr(colon, '=') : NULL;
+		if (d && (!colon || colon == d || !eq || eq == colon + 1 || !eq[1] ||
+		          !debian_word(d, (size_t)(colon - d), false) ||
+		          !debian_word(colon + 1, (size_t)(eq - colon - 1), false) ||
+		          !debian_word(eq + 1, strlen(eq + 1), true)))
+			yamlfile_error(f, deb, "deb must be 'package:arch=version', e.g. "
+			               "'linux-image-6.1.0-50-arm64-unsigned:arm64=6.1.176-1' (got '%s')", d);
+		else if (d) {
+			o->package = xstrndup(d, (size_t)(colon - d));
+			o->arch = xstrndup(colon + 1, (size_t)(eq - colon - 1));
+			o->version = xstrdup(eq + 1);
+			/* the name apt gives the file: an epoch "1:" is "1%3a" */
+			const char *epoch = strchr(o->version, ':');
+			o->file = epoch ? xasprintf("%s_%.*s%%3a%s_%s.deb", o->package,
+			                            (int)(epoch - o->version), o->version, epoch + 1, o->arch)
+			                : xasprintf("%s_%s_%s.deb", o->package, o->version, o->arch);
+		}
+		o->kind = ORIGIN_DEB;
+	}
 	yaml_node_t *sha = yamlfile_get(f, node, "sha256");
 	const char *hex = yamlfile_scalar(f, sha, "sha256");
 	if (hex && !digest_is_valid_hex(hex))
@@ -288,7 +324,9 @@ static void load_origin(struct yamlfile *f, yaml_node_t *node, struct origin *o,
 		o->max_size = parse_size(f, yamlfile_get(f, node, "max-size"));
 	yaml_node_t *sig = yamlfile_get(f, node, "signature");
 	const char *sigtext = yamlfile_scalar(f, sig, "signature");
-	if (sigtext && o->kind != ORIGIN_URL && (strchr(sigtext, '/') || !valid_name(sigtext)))
+	if (sigtext && o->kind == ORIGIN_DEB)
+		yamlfile_error(f, sig, "a deb origin has no signature: apt's signed index vouches for it");
+	else if (sigtext && o->kind != ORIGIN_URL && (strchr(sigtext, '/') || !valid_name(sigtext)))
 		yamlfile_error(f, sig, "for an %s origin, signature is a file name of the same %s "
 		               "(got '%s')", o->kind == ORIGIN_APT ? "apt" : "pool",
 		               o->kind == ORIGIN_APT ? "source package" : "pool directory", sigtext);

@@ -23,6 +23,8 @@ struct location {
 enum origin_kind {
 	ORIGIN_URL,         /* https://, http:// or file:// */
 	ORIGIN_APT,         /* a file of a Debian source package, found through apt */
+	ORIGIN_DEB,         /* a Debian binary package of any architecture, found through apt
+	                       (the .deb itself: a kernel image for `crossroot test --system`) */
 	ORIGIN_POOL,        /* a file in the pool of the Debian archive the host's apt uses: a
 	                       package of another Debian release, which apt's indices do not list */
 };
@@ -30,8 +32,9 @@ enum origin_kind {
 struct origin {
 	enum origin_kind kind;
 	char *url;          /* ORIGIN_URL */
-	char *package;      /* ORIGIN_APT: source package name */
-	char *version;      /* ORIGIN_APT: exact Debian version, e.g. 1:19.1.7-3~deb12u1 */
+	char *package;      /* ORIGIN_APT: source package name; ORIGIN_DEB: binary package name */
+	char *version;      /* ORIGIN_APT, ORIGIN_DEB: exact Debian version, e.g. 1:19.1.7-3~deb12u1 */
+	char *arch;         /* ORIGIN_DEB: its Debian architecture, e.g. arm64 */
 	char *file;         /* ORIGIN_APT: which file of the package, e.g. musl_1.2.3.orig.tar.gz;
 	                       ORIGIN_POOL: its path under pool/, main/m/musl/musl_1.2.5.orig.tar.gz */
 	char sha256[DIGEST_HEX_LEN + 1];

@@ -12,10 +12,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "guest.h"
 #include "run.h"
 #include "sysroot.h"
 #include "searchpaths.h"
 #include "util.h"
+
+/* Seconds a test program may run, under qemu-user (timeout(1)) or on the kernel (init) */
+#define PROGRAM_TIMEOUT 120
 
 struct test {
 	char *name, *source;
@@ -216,7 +220,7 @@ static void run_command(const struct target *t, const char *sysroot, const char 
 	char *real = realpath(sysroot, NULL);
 	const char *root = real ? real : sysroot;
 	strlist_add(argv, "timeout");
-	strlist_add(argv, "120");
+	strlist_take(argv, xasprintf("%d", PROGRAM_TIMEOUT));
 	if (native) {
 		strlist_add(argv, "env");
 		strlist_take(argv, xasprintf("CROSSROOT_SYSROOT=%s", root));
@@ -242,9 +246,71 @@ static void run_command(const struct target *t, const char *sysroot, const char 
 	free(real);
 }
 
-/* Build and run one test with one link mode; returns 1 pass, 0 fail. */
-static int run_one(const struct dirs *dirs, const struct target *t, const char *sysroot,
-                   const struct test *test, const char *link, const char *outdir)
+/* The expected output of a test on target t: where a target or an architecture knowingly
+ * differs, <name>.<target>.expected or <name>.<triple>.expected; else <name>.expected. */
+static char *expected_path_of(const struct target *t, const struct test *test)
+{
+	char *stem = xstrdup(test->source);
+	*strrchr(stem, '.') = '\0';
+	char *path = xasprintf("%s.%s.expected", stem, t->name);
+	if (!path_exists(path)) {
+		free(path);
+		path = xasprintf("%s.%s.expected", stem, t->triple);
+	}
+	if (!path_exists(path)) {
+		free(path);
+		path = xasprintf("%s.expected", stem);
+	}
+	free(stem);
+	return path;
+}
+
+/* The one verdict of a run, whichever runner ran it: its status and output (stdout, then
+ * stderr) against the test's expectations, as a report line into `report`. `where` says who
+ * ran it ("under qemu-aarch64-static", "natively", "on the kernel"); `mark` follows "ok" lines
+ * (" (run natively)", " (kernel)"). Returns 1 pass, 0 fail. */
+static int judge(const struct target *t, const struct test *test, const char *link, int status,
+                 bool timed_out, long timeout, const char *out, const char *where,
+                 const char *mark, struct buf *report)
+{
+	char *expected_path = expected_path_of(t, test);
+	char *expected = path_exists(expected_path) ? read_file(expected_path, NULL) : xstrdup("");
+	int code = timed_out ? -1 : WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	int ok = 0;
+	if (code != test->exit_status) {
+		char how[96];
+		if (timed_out)
+			snprintf(how, sizeof(how), "timed out after %ld s", timeout);
+		else
+			run_describe(status, how);
+		buf_printf(report, "FAIL %-28s %-8s %s %s (expected status %d); output:\n%s\n",
+		           test->name, link, how, where, test->exit_status, out ? out : "");
+	} else if (strcmp(expected ? expected : "", out ? out : "") != 0) {
+		buf_printf(report, "FAIL %-28s %-8s output differs from %s\n--- expected\n%s--- got\n%s---\n",
+		           test->name, link, expected_path, expected ? expected : "", out ? out : "");
+	} else {
+		buf_printf(report, "ok   %-28s %s%s\n", test->name, link, mark);
+		ok = 1;
+	}
+	free(expected);
+	free(expected_path);
+	return ok;
+}
+
+/* What build_one made: the program, and for a dynamic one the loader it asks for. */
+struct built {
+	char *exe;
+	char *interp;
+};
+
+enum { BUILD_FAILED = -1, BUILD_NOT_RUN = 0, BUILD_RUNNABLE = 1 };
+
+/* Build one test with one link mode. A failure, or a program that is built and linked but not
+ * run (`not-run:` under qemu-user), is reported here; BUILD_RUNNABLE leaves the running to the
+ * caller's runner. */
+static int build_one(const struct dirs *dirs, const struct target *t, const char *sysroot,
+                     const struct test *test, const char *link, const char *outdir,
+                     bool on_kernel, struct built *b)
 {
 	struct buf log = {0};
 	char *driver = xasprintf("%s/bin/%s-%s", sysroot, t->name, test->cxx ? "clang++" : "clang");
@@ -253,7 +319,7 @@ static int run_one(const struct dirs *dirs, const struct target *t, const char *
 	bool is_static = strcmp(link, "static") == 0;
 	if (is_static)
 		strlist_add(&extra, "-static");
-	int ok = 0;
+	int rc = BUILD_FAILED;
 	char *interp = NULL;   /* a dynamic program's loader, as it asks for it */
 	for (size_t i = 0; i < test->shared.n; i++) {
 		char *src = xasprintf("%s/tests/sysroot/%s", dirs->root, test->shared.v[i]);
@@ -286,55 +352,23 @@ static int run_one(const struct dirs *dirs, const struct target *t, const char *
 		printf("FAIL %-28s %-8s wrong program interpreter:\n%s", test->name, link, log.s);
 		goto out;
 	}
-	const char *not_run = test->not_run;
+	/* not-run and not-run-under name what qemu-user cannot host: on a kernel everything runs */
+	const char *not_run = on_kernel ? NULL : test->not_run;
 	const char *slash = strrchr(t->qemu, '/');
 	const char *qemu = slash ? slash + 1 : t->qemu;
-	for (size_t i = 0; i + 1 < test->not_run_under.n && !not_run; i += 2)
+	for (size_t i = 0; i + 1 < test->not_run_under.n && !not_run && !on_kernel; i += 2)
 		if (strcmp(test->not_run_under.v[i], qemu) == 0)
 			not_run = test->not_run_under.v[i + 1];
-	bool native = test->native && host_runs_target(t);
+	bool native = !on_kernel && test->native && host_runs_target(t);
 	if (not_run && !native) {
 		printf("ok   %-28s %-8s built and linked; not run: %s\n", test->name, link, not_run);
-		ok = 1;
+		rc = BUILD_NOT_RUN;
 		goto out;
 	}
-	struct strlist argv = {0};
-	run_command(t, sysroot, exe, interp, native, &argv);
-	char *where = native ? xstrdup("natively") : xasprintf("under %s", t->qemu);
-	struct buf out = {0};
-	status = run_logged(&argv, &out);
-	strlist_release(&argv);
-	/* Where a target or an architecture knowingly differs, <name>.<target>.expected or
-	 * <name>.<triple>.expected; else <name>.expected. */
-	char *stem = xstrdup(test->source);
-	*strrchr(stem, '.') = '\0';
-	char *expected_path = xasprintf("%s.%s.expected", stem, t->name);
-	if (!path_exists(expected_path)) {
-		free(expected_path);
-		expected_path = xasprintf("%s.%s.expected", stem, t->triple);
-	}
-	if (!path_exists(expected_path)) {
-		free(expected_path);
-		expected_path = xasprintf("%s.expected", stem);
-	}
-	free(stem);
-	char *expected = path_exists(expected_path) ? read_file(expected_path, NULL) : xstrdup("");
-	int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-	if (code != test->exit_status) {
-		char how[96];
-		printf("FAIL %-28s %-8s %s %s (expected status %d); output:\n%s\n", test->name, link,
-		       run_describe(status, how), where, test->exit_status, out.s ? out.s : "");
-	} else if (strcmp(expected ? expected : "", out.s ? out.s : "") != 0) {
-		printf("FAIL %-28s %-8s output differs from %s\n--- expected\n%s--- got\n%s---\n",
-		       test->name, link, expected_path, expected ? expected : "", out.s ? out.s : "");
-	} else {
-		printf("ok   %-28s %s%s\n", test->name, link, native ? " (run natively)" : "");
-		ok = 1;
-	}
-	free(where);
-	free(expected);
-	free(expected_path);
-	buf_release(&out);
+	b->exe = exe;
+	b->interp = interp;
+	exe = interp = NULL;
+	rc = BUILD_RUNNABLE;
 out:
 	fflush(stdout);
 	free(interp);
@@ -342,6 +376,50 @@ out:
 	buf_release(&log);
 	free(driver);
 	free(exe);
+	return rc;
+}
+
+/* The qemu-user runner (or native, where the test says so and the host's CPU is the target's):
+ * one program now, in this process's child. Returns 1 pass, 0 fail. */
+static int run_user(const struct target *t, const char *sysroot, const struct test *test,
+                    const char *link, const struct built *b)
+{
+	bool native = test->native && host_runs_target(t);
+	struct strlist argv = {0};
+	run_command(t, sysroot, b->exe, b->interp, native, &argv);
+	char *where = native ? xstrdup("natively") : xasprintf("under %s", t->qemu);
+	struct buf out = {0}, report = {0};
+	int status = run_logged(&argv, &out);
+	strlist_release(&argv);
+	int ok = judge(t, test, link, status, false, 0, out.s, where,
+	               native ? " (run natively)" : "", &report);
+	fputs(report.s, stdout);
+	fflush(stdout);
+	buf_release(&report);
+	buf_release(&out);
+	free(where);
+	return ok;
+}
+
+/* Build and run one test with one link mode under qemu-user; returns 1 pass, 0 fail. Under
+ * --system a runnable program is only built: its report line is RUN_MARK and the link, which
+ * the boot's verdict replaces. */
+#define RUN_MARK "@run-on-kernel "
+static int run_one(const struct dirs *dirs, const struct target *t, const char *sysroot,
+                   const struct test *test, const char *link, const char *outdir, bool on_kernel)
+{
+	struct built b = {0};
+	int built = build_one(dirs, t, sysroot, test, link, outdir, on_kernel, &b);
+	int ok = built == BUILD_NOT_RUN;
+	if (built == BUILD_RUNNABLE && on_kernel) {
+		printf(RUN_MARK "%s\n", link);
+		fflush(stdout);
+		ok = 1;   /* for now: the boot decides */
+	} else if (built == BUILD_RUNNABLE) {
+		ok = run_user(t, sysroot, test, link, &b);
+	}
+	free(b.exe);
+	free(b.interp);
 	return ok;
 }
 
@@ -357,6 +435,7 @@ struct job {
 	int failed;                 /* failed links, once done; -1 while running */
 	char *skip;                 /* why it is skipped, or NULL */
 	char *bad_header;           /* "file:line: why" when its header is wrong: it fails unbuilt */
+	bool on_kernel;             /* --system: build only; the boot runs what was built */
 };
 
 /* A static-only sysroot has no shared library: only static links are tried. */
@@ -382,9 +461,103 @@ static int run_test_child(void *arg)
 	}
 	for (size_t l = 0; l < j->test.links.n; l++)
 		failed += !run_one(j->dirs, j->target, j->sysroot, &j->test, j->test.links.v[l],
-		                   j->outdir);
+		                   j->outdir, j->on_kernel);
 	fflush(stdout);
 	_exit(failed > 100 ? 100 : failed);
+}
+
+/* Under --system: every program the tests built (their RUN_MARK lines) runs in one boot, then
+ * each mark in a report becomes the verdict, and a failed one counts in its job. Returns -1 when
+ * the boot failed (every program it did not run fails, saying why). */
+static int boot_and_judge(struct guest *g, const struct target *t, const char *sysroot,
+                          const char *outdir, struct job *js, size_t n)
+{
+	struct guest_program *programs = NULL;
+	size_t np = 0;
+	char *real = realpath(sysroot, NULL);
+	for (size_t i = 0; i < n; i++) {
+		if (js[i].skip || js[i].bad_header || js[i].pid <= 0 || js[i].failed < 0)
+			continue;
+		char *text = path_exists(js[i].report) ? read_file(js[i].report, NULL) : NULL;
+		for (char *line = text; line && *line;) {
+			char *end = strchr(line, '\n');
+			if (end)
+				*end = '\0';
+			if (strncmp(line, RUN_MARK, strlen(RUN_MARK)) == 0) {
+				programs = xrealloc(programs, (np + 1) * sizeof(*programs));
+				struct guest_program *p = &programs[np++];
+				memset(p, 0, sizeof(*p));
+				strlist_take(&p->argv, xasprintf("%s/%s-%s", outdir, js[i].test.name,
+				                                 line + strlen(RUN_MARK)));
+				strlist_take(&p->env, xasprintf("CROSSROOT_SYSROOT=%s", real ? real : sysroot));
+				strlist_add(&p->env, "PATH=/usr/bin:/bin");
+				strlist_add(&p->env, "HOME=/tmp");
+				p->cwd = xstrdup(outdir);
+				p->timeout = PROGRAM_TIMEOUT;
+			}
+			line = end ? end + 1 : NULL;
+		}
+		free(text);
+	}
+	free(real);
+	if (np == 0)
+		return 0;
+	struct guest_result *results = xcalloc(np, sizeof(*results));
+	struct strlist include = {0};
+	strlist_add(&include, outdir);
+	info("booting %s for %zu programs: %s", t->name, np, guest_describe(g));
+	double start = now_seconds();
+	int rc = guest_run(g, programs, np, &include, results, NULL, NULL);
+	char took[32];
+	info("the boot of %s ran %zu programs in %s", t->name, np,
+	     format_duration(now_seconds() - start, took));
+	size_t k = 0;
+	for (size_t i = 0; i < n && k < np; i++) {
+		if (js[i].skip || js[i].bad_header || js[i].pid <= 0 || js[i].failed < 0)
+			continue;
+		char *text = path_exists(js[i].report) ? read_file(js[i].report, NULL) : NULL;
+		struct buf report = {0};
+		bool marked = false;
+		for (char *line = text; line && *line;) {
+			char *end = strchr(line, '\n');
+			if (end)
+				*end = '\0';
+			if (strncmp(line, RUN_MARK, strlen(RUN_MARK)) == 0 && k < np) {
+				const char *link = line + strlen(RUN_MARK);
+				struct guest_result *r = &results[k++];
+				marked = true;
+				if (r->ran) {
+					struct buf out = {0};
+					buf_puts(&out, r->out.s ? r->out.s : "");
+					buf_puts(&out, r->err.s ? r->err.s : "");
+					if (!judge(t, &js[i].test, link, r->status, r->timed_out, PROGRAM_TIMEOUT,
+					           out.s, "on the kernel", " (kernel)", &report))
+						js[i].failed++;
+					buf_release(&out);
+				} else {
+					buf_printf(&report, "FAIL %-28s %-8s not run on the kernel: %s\n",
+					           js[i].test.name, link, r->error ? r->error : "no result");
+					js[i].failed++;
+				}
+			} else {
+				buf_printf(&report, "%s\n", line);
+			}
+			line = end ? end + 1 : NULL;
+		}
+		if (marked && write_file_atomic(js[i].report, report.s ? report.s : "", report.len,
+		                                0644) < 0)
+			rc = -1;
+		buf_release(&report);
+		free(text);
+	}
+	for (size_t i = 0; i < np; i++) {
+		guest_program_release(&programs[i]);
+		guest_result_release(&results[i]);
+	}
+	free(programs);
+	free(results);
+	strlist_release(&include);
+	return rc;
 }
 
 /* The runtime pieces a sysroot holds, by the files that make them. */
@@ -423,6 +596,7 @@ static char *result_cell(const char *name, const char *report, int failed)
 	if (failed == 0)
 		return xstrdup(report && strstr(report, "; not run: ")    ? "built and linked, not run"
 		               : report && strstr(report, " (run natively)") ? "ok (run natively)"
+		               : report && strstr(report, " (kernel)\n")     ? "ok (kernel)"
 		                                                             : "ok");
 	struct buf b = {0};
 	for (const char *line = report; line && *line;) {
@@ -517,20 +691,28 @@ static int check_search_paths(const struct target *t, const char *sysroot, const
 	return rc;
 }
 
-int testrun_target(const struct dirs *dirs, const struct target *t, int jobs,
-                   struct test_table *table)
+int testrun_target(const struct dirs *dirs, const struct target *t,
+                   const struct testrun_options *options, struct test_table *table)
 {
+	int jobs = options->jobs;
+	struct guest *system = options->system;
 	char *sysroot = path_join(dirs->out, t->name);
 	char *stamp = path_join(sysroot, SYSROOT_STAMP);
 	char *dir = path_join(dirs->root, "tests/sysroot");
 	char *outdir = xasprintf("%s/test/%s", dirs->work, t->name);
 	int passed = 0, failed = 0, skipped = 0;
+	bool boot_failed = false;
 	int rc = EXIT_FAILED;
 	struct job *js = NULL;
 	size_t n = 0;
 	if (table) {
 		strlist_add(&table->targets, t->name);
 		strlist_add(&table->pieces, t->name);
+		strlist_add(&table->runners, t->name);
+		strlist_take(&table->runners, system ? xstrdup(guest_describe(system))
+		                                     : xasprintf("qemu-user (%s%s%s)", t->qemu,
+		                                                 t->qemu_cpu ? " -cpu " : "",
+		                                                 t->qemu_cpu ? t->qemu_cpu : ""));
 	}
 	if (!path_exists(stamp)) {
 		error("no sysroot for '%s' at '%s': run 'crossroot build %s' first", t->name, sysroot,
@@ -551,7 +733,11 @@ int testrun_target(const struct dirs *dirs, const struct target *t, int jobs,
 	free(libstdcxx);
 	struct strlist names = {0};
 	list_dir(dir, &names);
-	info("testing %s: programs of %s under %s, %d at a time", t->name, dir, t->qemu, jobs);
+	if (system)
+		info("testing %s: programs of %s built %d at a time, then run in one boot: %s", t->name,
+		     dir, jobs, guest_describe(system));
+	else
+		info("testing %s: programs of %s under %s, %d at a time", t->name, dir, t->qemu, jobs);
 	if (check_search_paths(t, sysroot, outdir, has_cxx) == 0)
 		passed++;
 	else
@@ -573,6 +759,7 @@ int testrun_target(const struct dirs *dirs, const struct target *t, int jobs,
 		j->sysroot = sysroot;
 		j->outdir = outdir;
 		j->failed = -1;
+		j->on_kernel = system != NULL;
 		j->report = xasprintf("%s/%s.report", outdir, j->test.name);
 		char *text = read_file(j->test.source, NULL);
 		j->bad_header = text ? parse_header(&j->test, text) : NULL;
@@ -596,6 +783,7 @@ int testrun_target(const struct dirs *dirs, const struct target *t, int jobs,
 	}
 	strlist_release(&names);
 	size_t next = 0, printed = 0, running = 0;
+	bool booted = system == NULL;   /* under --system nothing is printed before the boot */
 	while (printed < n) {
 		/* start what the budget allows */
 		while (next < n && running < (size_t)jobs && !interrupted) {
@@ -613,8 +801,9 @@ int testrun_target(const struct dirs *dirs, const struct target *t, int jobs,
 			running++;
 		}
 		/* print finished reports in name order */
-		while (printed < n && (js[printed].skip || js[printed].bad_header || js[printed].failed >= 0 ||
-		                       (interrupted && js[printed].pid == 0))) {
+		while (booted && printed < n &&
+		       (js[printed].skip || js[printed].bad_header || js[printed].failed >= 0 ||
+		        (interrupted && js[printed].pid == 0))) {
 			struct job *j = &js[printed++];
 			if (j->skip) {
 				printf("skip %-28s (%s)\n", j->test.name, j->skip);
@@ -642,6 +831,12 @@ int testrun_target(const struct dirs *dirs, const struct target *t, int jobs,
 			passed += (int)j->test.links.n - j->failed;
 		}
 		fflush(stdout);
+		if (running == 0 && !booted && !interrupted) {
+			booted = true;
+			if (boot_and_judge(system, t, sysroot, outdir, js, n) < 0)
+				boot_failed = true;
+			continue;
+		}
 		if (running == 0)
 			break;
 		int status;
@@ -661,7 +856,7 @@ int testrun_target(const struct dirs *dirs, const struct target *t, int jobs,
 		info("%d passed, %d failed, %d skipped", passed, failed, skipped);
 	else
 		info("%d passed, %d failed", passed, failed);
-	rc = failed || passed == 0 || interrupted ? EXIT_FAILED : EXIT_OK;
+	rc = failed || passed == 0 || interrupted || boot_failed ? EXIT_FAILED : EXIT_OK;
 out:
 	for (size_t i = 0; i < n; i++) {
 		test_release(&js[i].test);
@@ -710,12 +905,14 @@ int testrun_print_table(const struct test_table *table, const char *markdown)
 		int ok = 0, bad = 0, skip = 0;
 		for (size_t p = 0; p < table->programs.n; p++) {
 			const char *cell = table_cell(table, name, table->programs.v[p]);
-			ok += strcmp(cell, "ok") == 0;
+			ok += strncmp(cell, "ok", 2) == 0;   /* "ok (kernel)", "ok (run natively)" too */
 			bad += strncmp(cell, "FAIL", 4) == 0;
 			skip += strncmp(cell, "skip", 4) == 0;
 		}
 		printf("%-34s %3d ok %3d failed %3d skipped   pieces: %s\n", name, ok, bad, skip,
 		       table->pieces.n > 2 * t + 1 ? table->pieces.v[2 * t + 1] : "?");
+		printf("%-34s run: %s\n", "", table->runners.n > 2 * t + 1 ? table->runners.v[2 * t + 1]
+		                                                           : "?");
 		for (size_t p = 0; p < table->programs.n; p++) {
 			const char *cell = table_cell(table, name, table->programs.v[p]);
 			if (strncmp(cell, "FAIL", 4) == 0)
@@ -734,11 +931,15 @@ int testrun_print_table(const struct test_table *table, const char *markdown)
 	fputs("# Targets and what passes on them\n\n"
 	      "Written by `crossroot test` (the last run that tested these targets): the runtime "
 	      "pieces each sysroot holds, and each program of `tests/sysroot/` built static and "
-	      "dynamic with the target's compiler and run under qemu-user.\n\n", f);
-	fputs("| target | pieces |\n|---|---|\n", f);
+	      "dynamic with the target's compiler and run where the target's row says: under "
+	      "qemu-user, or (`crossroot test --system`) on Debian's Linux booted under "
+	      "qemu-system. A cell `ok (kernel)` ran on the kernel, `ok (run natively)` on the "
+	      "host's CPU.\n\n", f);
+	fputs("| target | pieces | programs ran |\n|---|---|---|\n", f);
 	for (size_t t = 0; t < table->targets.n; t++) {
 		md_cell(f, table->targets.v[t]);
 		md_cell(f, table->pieces.n > 2 * t + 1 ? table->pieces.v[2 * t + 1] : "?");
+		md_cell(f, table->runners.n > 2 * t + 1 ? table->runners.v[2 * t + 1] : "?");
 		fputs("|\n", f);
 	}
 	fputs("\n| program |", f);
@@ -772,4 +973,5 @@ void testrun_table_release(struct test_table *table)
 	strlist_release(&table->programs);
 	strlist_release(&table->cells);
 	strlist_release(&table->pieces);
+	strlist_release(&table->runners);
 }

@@ -147,6 +147,29 @@ TEST(recipes)
 	                      "sources/bad.yaml:4:10: url must start with https://, http:// or file://"));
 	CHECK(load_fails_with("badsrc",
 	                      "sources/bad.yaml:5:13: sha256 must be 64 lowercase hexadecimal digits"));
+	/* a deb origin: package:arch=version, its apt file name, no signature */
+	project_file("sources/kern.yaml", "name: kern\nversion: 1\norigins:\n"
+	             "  - deb: linux-image-x:arm64=1:6.1.176-1\n"
+	             "    sha256: ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\n");
+	struct recipes kr;
+	recipes_init(&kr, project);
+	struct source *k = recipes_source(&kr, "kern", NULL);
+	CHECK(k && k->origins[0].kind == ORIGIN_DEB && strcmp(k->origins[0].arch, "arm64") == 0 &&
+	      strcmp(k->origins[0].package, "linux-image-x") == 0 &&
+	      strcmp(k->origins[0].version, "1:6.1.176-1") == 0 &&
+	      strcmp(k->origins[0].file, "linux-image-x_1%3a6.1.176-1_arm64.deb") == 0);
+	recipes_release(&kr);
+	project_file("sources/badkern.yaml", "name: badkern\nversion: 1\norigins:\n"
+	             "  - deb: linux-image-x=6.1\n"
+	             "    sha256: ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\n"
+	             "  - deb: 'x:arm64=1;rm'\n"
+	             "    sha256: ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\n"
+	             "    signature: x.asc\n");
+	project_file("stages/usesbadkern.yaml", "name: usesbadkern\nsources: [badkern]\nsteps: [true]\n");
+	project_file("targets/badkern.yaml", "triple: a-b-c\nqemu: q\nstages: [usesbadkern]\n");
+	CHECK(load_fails_with("badkern", "sources/badkern.yaml:4:10: deb must be 'package:arch=version'"));
+	CHECK(load_fails_with("badkern", "sources/badkern.yaml:6:10: deb must be 'package:arch=version'"));
+	CHECK(load_fails_with("badkern", "sources/badkern.yaml:8:16: a deb origin has no signature"));
 	/* missing target file and unknown stage */
 	CHECK(load_fails_with("nosuch", "unknown target 'nosuch'"));
 	project_file("targets/nostage.yaml", "triple: a-b-c\nqemu: q\nstages: [two, three]\n");
