@@ -24,7 +24,7 @@ bootstrap/%.o: bootstrap/%.c $(HEADERS) Makefile
 
 # The unit tests: one file per module (tests/unit/<module>.c, TEST()s registered by unit.h),
 # run in this order.
-UNIT_TESTS = digest recipes plan scheduler extract fetch util searchpaths sign cache remote run apt package toolchain
+UNIT_TESTS = digest recipes plan scheduler extract fetch util searchpaths sign tree cache remote run apt package toolchain
 UNIT_SOURCES = tests/unit/unit.c $(UNIT_TESTS:%=tests/unit/%.c)
 tests/unit/run-unit: $(UNIT_SOURCES) tests/unit/unit.h $(OBJS)
 	$(CC) $(CFLAGS) $(SAN_FLAGS) -Ibootstrap -o $@ $(UNIT_SOURCES) $(OBJS) $(LDLIBS)
