@@ -432,6 +432,11 @@ static void machine_base(struct plan *p, struct node *n, size_t index)
 	n->base = base;
 }
 
+static bool uses_host_gcc(const struct stage *s)
+{
+	return steps_use(s, "host_gcc") || steps_use(s, "host_gxx");
+}
+
 /* The key lines a stage has on its own (its dependencies' lines come later). */
 static void own_inputs(const struct plan *p, struct node *n)
 {
@@ -450,12 +455,8 @@ static void own_inputs(const struct plan *p, struct node *n)
 	}
 	if (n->toolchain.n == 0)
 		strlist_take(in, xasprintf("compiler %s", p->host->identity));
-	for (size_t i = 0; i < n->stage->n_steps; i++)
-		if (strstr(n->stage->steps[i].command, "${host_gcc}") ||
-		    strstr(n->stage->steps[i].command, "${host_gxx}")) {
-			strlist_take(in, xasprintf("host-gcc %s", p->host->gcc_identity));
-			break;
-		}
+	if (uses_host_gcc(n->stage))
+		strlist_take(in, xasprintf("host-gcc %s", p->host->gcc_identity));
 }
 
 void plan_provided(const struct node *tools, const struct target *t, struct strlist *out)
@@ -670,7 +671,7 @@ static char *pending_reason(const struct node *n)
 	return buf_detach(&why);
 }
 
-int plan_create(struct plan *p, const struct dirs *dirs, const struct host_llvm *host, int jobs,
+int plan_create(struct plan *p, const struct dirs *dirs, struct host_llvm *host, int jobs,
                 bool verify, struct target *const targets[], size_t n_targets,
                 struct recipes *r)
 {
@@ -733,6 +734,12 @@ int plan_create(struct plan *p, const struct dirs *dirs, const struct host_llvm 
 		plan_release(p);   /* a failed plan leaves nothing to release */
 		return -1;
 	}
+	/* The host GCC is asked about only if a step may run it */
+	for (size_t i = 0; i < p->n_nodes; i++)
+		if (p->nodes[i]->kind == NODE_STAGE && uses_host_gcc(p->nodes[i]->stage)) {
+			toolchain_host_want_gcc(host);
+			break;
+		}
 	/* Variables, then keys in dependency order as far as outputs are known. */
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		struct node *n = p->nodes[i];

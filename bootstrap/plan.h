@@ -100,8 +100,10 @@ struct plan {
 /* Build the graph for `targets`: the closure of their stages and toolchains, the source
  * trees, every key that can be known, and each node's state (cached results are checked
  * against their manifests, see cache.h). Returns -1 after reporting a problem (dependency
- * cycle, unknown variable), with the plan already released. Cheap: no process is spawned. */
-int plan_create(struct plan *p, const struct dirs *dirs, const struct host_llvm *host, int jobs,
+ * cycle, unknown variable), with the plan already released. Cheap: no process is spawned
+ * unless a stage's steps name ${host_gcc} or ${host_gxx} (then the host GCC is probed:
+ * toolchain_host_want_gcc). */
+int plan_create(struct plan *p, const struct dirs *dirs, struct host_llvm *host, int jobs,
                 bool verify, struct target *const targets[], size_t n_targets,
                 struct recipes *r);
 void plan_release(struct plan *p);

@@ -238,10 +238,20 @@ int toolchain_host_probe(struct host_llvm *h, const char *bin, const char *hash_
 	struct hash_cache cache = {.path = hash_cache};
 	hash_cache_load(&cache);
 	int rc = identify(h, &cache);
-	if (rc == 0)
-		identify_gcc(h, HOST_GCC, HOST_GXX, &cache);
 	hash_cache_save(&cache);
+	if (rc == 0)
+		h->gcc_unprobed = xstrdup(hash_cache);
 	return rc;
+}
+
+void toolchain_host_want_gcc(struct host_llvm *h)
+{
+	if (!h->gcc_unprobed)
+		return;
+	char *hash_cache = h->gcc_unprobed;
+	h->gcc_unprobed = NULL;
+	toolchain_host_probe_gcc(h, HOST_GCC, HOST_GXX, hash_cache);
+	free(hash_cache);
 }
 
 void toolchain_host_fake(struct host_llvm *h, const char *bin, const char *clang_version,
@@ -265,6 +275,7 @@ void toolchain_host_release(struct host_llvm *h)
 	free(h->gcc);
 	free(h->gxx);
 	free(h->gcc_missing);
+	free(h->gcc_unprobed);
 	memset(h, 0, sizeof(*h));
 }
 

@@ -153,3 +153,41 @@ TEST(plan)
 	                      "crossroot; a recipe cannot give it a default"));
 	CHECK(load_fails_with("dfltbad", "value of 'y' holds a character the shell would"));
 }
+
+/* The host GCC is asked (two processes) only when a stage of the plan may run it. The probe
+ * left pending here names a hash cache; whether it was taken shows in gcc_unprobed. */
+static bool plan_probes_gcc(const char *target)
+{
+	struct host_llvm host;
+	toolchain_host_fake(&host, "/nonexistent/llvm/bin", "19", "fake-identity");
+	host.gcc_identity[0] = '\0';
+	host.gcc_unprobed = xasprintf("%s/gcc-hashes", scratch);
+	char *work = xasprintf("%s/plan-work", scratch);
+	struct dirs dirs = {project, work, work, work, work};
+	struct recipes r;
+	recipes_init(&r, project);
+	struct target *t = recipes_target(&r, target);
+	struct plan p;
+	bool probed = false;
+	if (t && plan_create(&p, &dirs, &host, 2, false, &t, 1, &r) == 0) {
+		probed = host.gcc_unprobed == NULL;
+		plan_release(&p);
+	}
+	recipes_release(&r);
+	toolchain_host_release(&host);
+	free(work);
+	return probed;
+}
+
+TEST(plan_gcc_only_when_used)
+{
+	make_project();
+	project_file("stages/c.yaml", "name: c\nsteps: ['echo ${cc}']\n");
+	project_file("stages/g.yaml", "name: g\ninstalls: tools\nsteps: ['echo ${host_gxx}']\n");
+	project_file("targets/plain.yaml", "triple: aarch64-unknown-linux-musl\nqemu: q\n"
+	             "stages: [c]\n");
+	project_file("targets/gnu.yaml", "triple: aarch64-unknown-linux-musl\nqemu: q\n"
+	             "stages: [c, g]\n");
+	CHECK(!plan_probes_gcc("plain"));
+	CHECK(plan_probes_gcc("gnu"));
+}
