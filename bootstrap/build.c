@@ -712,6 +712,12 @@ static void remove_leftovers(const struct plan *p)
 	strlist_release(&names);
 	free(src);
 	cache_remove_leftovers(p->dirs.stage_cache);
+}
+
+/* Sandboxes a dead run left in the work directory: looked for (a scan of /proc) only when
+ * steps are about to start, which is when one could be in the way. */
+static void reap_dead_steps(const struct plan *p)
+{
 	char *build = path_join(p->dirs.work, "build");
 	run_reap_steps(build);   /* we hold the work directory: no live run has steps there */
 	free(build);
@@ -828,6 +834,7 @@ int build_run(struct plan *p, const struct build_options *o)
 	int rc = EXIT_OK;
 	remove_leftovers(p);
 	if (todo) {
+		reap_dead_steps(p);
 		rc = build_fetch(p, o);
 		if (rc != EXIT_OK)
 			return rc;

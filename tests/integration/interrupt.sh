@@ -103,13 +103,18 @@ snapshot "$W/out/toy" >"$T/rerun.snapshot"
 assert "and gives the clean sysroot" cmp -s "$T/clean.snapshot" "$T/rerun.snapshot"
 
 # a sandbox a dead run left behind (a bwrap killed while it set up leaves its child waiting
-# for good): the next build of the work directory ends it
+# for good): the next build of the work directory that starts steps ends it (one with nothing
+# to build does not look: it starts none)
 if command -v bwrap >/dev/null; then
 	mkdir -p "$W/work/build/toy/left"
 	"$(command -v bwrap)" --unshare-pid --ro-bind / / --dev /dev --proc /proc --chdir "$W/work/build/toy/left" -- sleep 307 &
 	left=$!
 	sleep 0.3
 	rm -rf "$W/out"
+	run $C build toy
+	check "a build with no step to run after a dead run's leftover sandbox" 0 "sysroot toy"
+	assert "leaves it alone" kill -0 "$left"
+	rm -rf "$W/cache/stages"
 	run $C build toy
 	check "a build after a dead run's leftover sandbox" 0 "sysroot toy"
 	sleep 0.2
