@@ -127,6 +127,18 @@ static int lock_work(const char *work, bool wait)
 		holder[strcspn(holder, "\n")] = '\0';
 		long pid = atol(holder);
 		bool alive = pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+		/* Its holder is dead: what holds the lock are its steps. A bwrap killed while it set
+		 * up (before its --die-with-parent is armed) never ends by itself, so the run that
+		 * would reap it (build.c) could never start: end them here. No live run owns them. */
+		if (pid > 0 && !alive) {
+			char *build = path_join(work, "build");
+			run_reap_steps(build);
+			free(build);
+			for (int tries = 0; tries < 20 && flock(fd, LOCK_EX | LOCK_NB) < 0; tries++)
+				usleep(50 * 1000);   /* the killed steps' descriptors close as they die */
+			if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+				goto locked;
+		}
 		if (!wait) {
 			if (pid > 0 && !alive)
 				error("work directory '%s' is locked by build steps of crossroot pid %ld, "
@@ -147,6 +159,7 @@ static int lock_work(const char *work, bool wait)
 			return -1;
 		}
 	}
+locked:;
 	char pid[32];
 	int len = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
 	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)len, 0) < 0)
