@@ -606,7 +606,10 @@ static pid_t child_ended(void *ctx, struct node *n, int status)
 		dprintf(j->log_fd, "# step %zu took %.1f s\n", j->step + 1, now_seconds() - j->step_started);
 		j->step++;
 	}
-	bool split = j->step == n->stage->n_steps && n->stage->split_debug && !j->splitting;
+	/* a static-only target has no shared object to keep DWARF apart from: its archives keep
+	 * what ${debug_flag} gave them (recipes.h) */
+	bool split = j->step == n->stage->n_steps && n->stage->split_debug &&
+	             !n->target->static_only && !j->splitting;
 	if (split || j->step < n->stage->n_steps) {
 		pid_t pid = split ? start_split(r, n) : start_step(r, n);
 		if (pid > 0)

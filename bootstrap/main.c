@@ -74,7 +74,11 @@ static const char usage_options[] =
 	"                     (signed with the configured signing-key); default read\n"
 	"      --wait         wait for another crossroot using the work directory or cache\n"
 	"      --static-only  static runtimes only (as a target's 'static: true'): no shared\n"
-	"                     library is built, and the compilers link statically\n"
+	"                     library is built, the compilers link statically, and only the C\n"
+	"                     and C++ runtimes are built: the extras (sanitizers, openmp) and\n"
+	"                     debug information come with --with\n"
+	"      --with LIST    what a static-only build adds (comma separated, repeatable):\n"
+	"                     sanitizers, openmp (a target's extra stages), debug\n"
 	"      --verify       hash every cached download and stage result in full before use\n"
 	"      --launcher L   put a compiler launcher before every compile of every stage: ccache,\n"
 	"                     distcc (DISTCC_HOSTS; the job budget grows by its slots) or\n"
@@ -280,6 +284,7 @@ int main(int argc, char **argv)
 		{"mirror", required_argument, NULL, 'm'},
 		{"keep", required_argument, NULL, 'K'},
 		{"static-only", no_argument, NULL, 'S'}, {"verify", no_argument, NULL, 'Y'},
+		{"with", required_argument, NULL, 'I'},
 		{"table", required_argument, NULL, 'T'},
 		{"remove", no_argument, NULL, 'R'},
 		{"remote-cache", required_argument, NULL, 'U'},
@@ -294,7 +299,7 @@ int main(int argc, char **argv)
 	bool all = false, offline = false, wait = false, keep_going = false, verbose = false,
 	     static_only = false, verify = false, remove = false, allow_network = false,
 	     xz = false, check = false;
-	struct strlist mirrors = {0};
+	struct strlist mirrors = {0}, with = {0};
 	int keep = 1;
 	long jobs = sysconf(_SC_NPROCESSORS_ONLN);
 	bool jobs_given = false, pull_only = false;
@@ -339,6 +344,14 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'S': static_only = true; break;
+		case 'I': {
+			char *copy = xstrdup(optarg);
+			for (char *save = NULL, *w = strtok_r(copy, ",", &save); w;
+			     w = strtok_r(NULL, ",", &save))
+				strlist_add(&with, w);
+			free(copy);
+			break;
+		}
 		case 'Y': verify = true; break;
 		case 'T': table_arg = optarg; break;
 		case 'R': remove = true; break;
@@ -461,6 +474,8 @@ int main(int argc, char **argv)
 			return EXIT_CONFIG;
 		if (static_only)
 			targets[i]->static_only = true;
+		if (recipes_add_with(&recipes, targets[i], &with, true) < 0)
+			return EXIT_CONFIG;
 	}
 	/* Build steps create files: the same modes whatever the caller's umask. */
 	umask(022);

@@ -457,6 +457,8 @@ static void own_inputs(const struct plan *p, struct node *n)
 		strlist_take(in, xasprintf("compiler %s", p->host->identity));
 	if (uses_host_gcc(n->stage))
 		strlist_take(in, xasprintf("host-gcc %s", p->host->gcc_identity));
+	if (n->target->static_only && (n->stage->split_debug || steps_use(n->stage, "debug_flag")))
+		strlist_take(in, xasprintf("debug %s", recipes_debug(n->target) ? "-g" : "none"));
 }
 
 void plan_provided(const struct node *tools, const struct target *t, struct strlist *out)
@@ -684,6 +686,7 @@ int plan_create(struct plan *p, const struct dirs *dirs, struct host_llvm *host,
 	memcpy(p->targets, targets, n_targets * sizeof(*targets));
 	p->n_targets = n_targets;
 	int rc = 0;
+	p->left_out = xcalloc(n_targets + 1, sizeof(*p->left_out));
 	for (size_t i = 0; i < n_targets && rc == 0; i++) {
 		struct strlist path = {0};
 		struct target *t = targets[i];
@@ -691,9 +694,13 @@ int plan_create(struct plan *p, const struct dirs *dirs, struct host_llvm *host,
 			const char *name = j < t->toolchain.n ? t->toolchain.v[j]
 			                                      : t->stages.v[j - t->toolchain.n];
 			struct stage *s = recipes_stage(r, recipes_substitute(t, name), NULL);
-			if (!s || !stage_node(p, r, t, s, &path))
+			if (s && j >= t->toolchain.n && !recipes_wanted(t, s))
+				strlist_add(&p->left_out[i], s->name);   /* (unless another stage needs it) */
+			else if (!s || !stage_node(p, r, t, s, &path))
 				rc = -1;
 		}
+		if (!recipes_debug(t))
+			strlist_add(&p->left_out[i], "debug information");
 		strlist_release(&path);
 	}
 	/* A stage_toolchain entry for a stage the graph does not build would be silently unused */
@@ -822,6 +829,9 @@ void plan_release(struct plan *p)
 		free(n);
 	}
 	free(p->nodes);
+	for (size_t t = 0; p->left_out && t < p->n_targets; t++)
+		strlist_release(&p->left_out[t]);
+	free(p->left_out);
 	free(p->targets);
 	memset(p, 0, sizeof(*p));
 }
@@ -886,6 +896,23 @@ void plan_print(const struct plan *p)
 				info("  %-24s to build %.12s (%s)", s->stage->name, s->key, s->why);
 		}
 		free(stages);
+		/* what a static-only build leaves out, unless a stage it builds needs it */
+		struct buf out = {0};
+		const struct strlist *left = &p->left_out[t];
+		for (size_t i = 0; i < left->n; i++) {
+			bool built = false;
+			for (size_t k = 0; k < p->n_nodes && !built; k++)
+				built = p->nodes[k]->kind == NODE_STAGE &&
+				        p->nodes[k]->target == p->targets[t] &&
+				        strcmp(p->nodes[k]->stage->name, left->v[i]) == 0;
+			if (!built)
+				buf_printf(&out, "%s%s", out.len ? ", " : "", left->v[i]);
+		}
+		if (out.len)
+			info("  static-only, not built: %s (--with adds them)", out.s);
+		else if (p->targets[t]->static_only && p->targets[t]->with.n)
+			info("  static-only, with what --with or 'with' asked for");
+		buf_release(&out);
 	}
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		const struct node *n = p->nodes[i];

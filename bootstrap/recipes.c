@@ -89,6 +89,7 @@ static void target_free(struct target *t)
 {
 	strlist_release(&t->cflags);
 	strlist_release(&t->stages);
+	strlist_release(&t->with);
 	strlist_release(&t->vars);
 	strlist_release(&t->toolchain);
 	strlist_release(&t->stage_toolchain);
@@ -406,7 +407,7 @@ bool recipes_reserved_variable(const char *name)
 		"objdump", "strip", "readelf", "ld", "host_cc", "host_cxx", "host_gcc", "host_gxx",
 		"cmake_toolchain",
 		"cmake_shared", "configure_shared", "linux_arch", "cpu_family", "cpu", "endian", "libc", "qemu",
-		NULL};
+		"debug_flag", NULL};
 	for (size_t i = 0; engine[i]; i++)
 		if (strcmp(name, engine[i]) == 0)
 			return true;
@@ -631,7 +632,7 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 	static const char *const allowed[] = {"name", "description", "sources", "depends",
 	                                      "steps", "exclusive", "installs", "provides",
 	                                      "unsupported", "toolchain", "supersedes", "debug",
-	                                      "machine", "vars", "extract", NULL};
+	                                      "machine", "vars", "extract", "extra", NULL};
 	static const char *const required[] = {"steps", NULL};   /* the name is the file's */
 	struct yamlfile f;
 	if (open_recipe(&f, r, "stages", "stage", name, from) < 0) {
@@ -658,6 +659,13 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 		yamlfile_error(&f, debug, "debug must be 'split' (into usr/lib/debug) or 'keep' "
 		               "(got '%s')", dbg);
 	s->split_debug = dbg && strcmp(dbg, "split") == 0;
+	/* not in the recipe's hash: it says whether a static-only build wants the stage, not how
+	 * the stage is built */
+	yaml_node_t *extra = yamlfile_get(&f, root, "extra");
+	const char *xv = yamlfile_scalar(&f, extra, "extra");
+	if (xv && strcmp(xv, "true") && strcmp(xv, "false"))
+		yamlfile_error(&f, extra, "extra must be true or false (got '%s')", xv);
+	s->extra = xv && strcmp(xv, "true") == 0;
 	yaml_node_t *installs = yamlfile_get(&f, root, "installs");
 	const char *in = yamlfile_scalar(&f, installs, "installs");
 	if (in && strcmp(in, "sysroot") && strcmp(in, "tools"))
@@ -771,7 +779,7 @@ struct target *recipes_target(struct recipes *r, const char *name)
 	static const char *const allowed[] = {"description", "triple", "qemu", "cflags", "stages",
 	                                      "vars", "toolchain", "linux_arch", "cpu_family", "cpu",
 	                                      "endian", "static", "stage_toolchain", "substitute",
-	                                      "qemu_cpu", "versions", "patches", "libc", NULL};
+	                                      "qemu_cpu", "versions", "patches", "libc", "with", NULL};
 	static const char *const required[] = {"triple", "qemu", "stages", NULL};
 	struct yamlfile f;
 	if (open_recipe(&f, r, "targets", "target", name, NULL) < 0) {
@@ -860,6 +868,8 @@ struct target *recipes_target(struct recipes *r, const char *name)
 	if (stv && strcmp(stv, "true") && strcmp(stv, "false"))
 		yamlfile_error(&f, st, "static must be true or false (got '%s')", stv);
 	t->static_only = stv && strcmp(stv, "true") == 0;
+	yaml_node_t *with = yamlfile_get(&f, root, "with");
+	yamlfile_strings(&f, with, "with", &t->with);   /* checked once its stages are loaded */
 	yaml_node_t *stages = yamlfile_get(&f, root, "stages");
 	yamlfile_strings(&f, stages, "stages", &t->stages);
 	if (stages && t->stages.n == 0)
@@ -871,6 +881,7 @@ struct target *recipes_target(struct recipes *r, const char *name)
 		return NULL;
 	}
 	struct location mention = location_of(&f, t->path, stages);
+	t->with_at = with ? location_of(&f, t->path, with) : mention;
 	struct location sub_mention = substitute ? location_of(&f, t->path, substitute) : mention;
 	yaml_node_t *libc = yamlfile_get(&f, root, "libc");
 	struct location libc_mention = libc ? location_of(&f, t->path, libc) : mention;
@@ -941,7 +952,60 @@ struct target *recipes_target(struct recipes *r, const char *name)
 			return NULL;
 		}
 	}
-	return t;
+	struct strlist with_names = t->with;
+	memset(&t->with, 0, sizeof(t->with));
+	int added = recipes_add_with(r, t, &with_names, false);
+	strlist_release(&with_names);
+	return added < 0 ? NULL : t;
+}
+
+/* Is there a stages/<name>.yaml (loaded or not)? */
+static bool recipes_stage_exists(const struct recipes *r, const char *name)
+{
+	if (!valid_name(name))
+		return false;
+	char *path = xasprintf("%s/stages/%s.yaml", r->root, name);
+	bool exists = path_exists(path);
+	free(path);
+	return exists;
+}
+
+bool recipes_wanted(const struct target *t, const struct stage *s)
+{
+	return !t->static_only || !s->extra || strlist_has(&t->with, s->name);
+}
+
+bool recipes_debug(const struct target *t)
+{
+	return !t->static_only || strlist_has(&t->with, "debug");
+}
+
+int recipes_add_with(struct recipes *r, struct target *t, const struct strlist *names,
+                     bool command_line)
+{
+	for (size_t i = 0; i < names->n; i++) {
+		const char *name = names->v[i];
+		bool listed = false;
+		for (size_t j = 0; j < t->stages.n && !listed; j++)
+			listed = strcmp(recipes_substitute(t, t->stages.v[j]), name) == 0;
+		struct stage *s = listed ? recipes_stage(r, name, &t->with_at) : NULL;
+		if (strcmp(name, "debug") != 0 && !(s && s->extra)) {
+			/* --with for several targets: a stage one of them does not list is not its */
+			if (command_line && !listed && recipes_stage_exists(r, name))
+				continue;
+			if (command_line)
+				error("--with %s: neither 'debug' nor an extra stage (extra: true) of target "
+				      "'%s'", name, t->name);
+			else
+				location_error(&t->with_at, "with names '%s', which is neither 'debug' nor "
+				               "an extra stage (extra: true) that target '%s' lists in its "
+				               "stages", name, t->name);
+			return -1;
+		}
+		if (!strlist_has(&t->with, name))
+			strlist_add(&t->with, name);
+	}
+	return 0;
 }
 
 int recipes_list_targets(const struct recipes *r, struct strlist *out)

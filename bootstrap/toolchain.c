@@ -379,6 +379,7 @@ void toolchain_stage_vars(const struct host_llvm *h, const struct target *t,
 	} else if (h->gcc_missing) {   /* which that error names */
 		set_var(vars, ".host_gcc_missing", h->gcc_missing);
 	}
+	set_var(vars, "debug_flag", recipes_debug(t) ? "-g" : "");
 	set_var(vars, "clang", clang_cc);
 	set_var(vars, "clangxx", clang_cxx);
 	set_var(vars, "clang_resource_dir", clang_resource);

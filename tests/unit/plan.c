@@ -191,3 +191,84 @@ TEST(plan_gcc_only_when_used)
 	CHECK(!plan_probes_gcc("plain"));
 	CHECK(plan_probes_gcc("gnu"));
 }
+
+/* A static-only build gives the runtimes and leaves the extras (extra: true) and debug
+ * information out unless `with` names them; the choice shows in the plan and the keys. */
+static struct node *planned(struct plan *p, struct host_llvm *host, struct recipes *r,
+                            const char *target, bool static_only, const char *with)
+{
+	toolchain_host_fake(host, "/nonexistent/llvm/bin", "19", "fake-identity");
+	char *work = xasprintf("%s/plan-work", scratch);
+	struct dirs dirs = {project, work, work, work, work};
+	recipes_init(r, project);
+	struct target *t = recipes_target(r, target);
+	struct node *n = NULL;
+	if (t) {
+		t->static_only = static_only;
+		struct strlist names = {0};
+		if (with)
+			strlist_add(&names, with);
+		if (recipes_add_with(r, t, &names, true) == 0 &&
+		    plan_create(p, &dirs, host, 2, false, &t, 1, r) == 0)
+			n = stage_of(p, "rt");
+		strlist_release(&names);
+	}
+	free(work);
+	return n;
+}
+
+static void unplan(struct plan *p, struct host_llvm *host, struct recipes *r)
+{
+	plan_release(p);
+	recipes_release(r);
+	toolchain_host_release(host);
+}
+
+TEST(plan_static_only_extras)
+{
+	make_project();
+	project_file("stages/rt.yaml", "name: rt\ndebug: split\nsteps: ['cc ${debug_flag} -c x.c']\n");
+	project_file("stages/san.yaml", "name: san\nextra: true\ndepends: [rt]\nsteps: [true]\n");
+	project_file("targets/t.yaml", "triple: aarch64-unknown-linux-musl\nqemu: q\n"
+	             "stages: [rt, san]\n");
+	struct plan p;
+	struct host_llvm host;
+	struct recipes r;
+	/* shared: everything, -g, no debug line in the key */
+	struct node *n = planned(&p, &host, &r, "t", false, NULL);
+	CHECK(n && stage_of(&p, "san") && !has_line(&n->inputs, "debug "));
+	char *cmd = n ? plan_expand(n, n->stage->steps[0].command, &n->stage->steps[0].where) : NULL;
+	CHECK(cmd && strcmp(cmd, "cc -g -c x.c") == 0);
+	free(cmd);
+	CHECK(p.left_out[0].n == 0);
+	unplan(&p, &host, &r);
+	/* static-only: the extra and debug information left out, said, and in the key */
+	n = planned(&p, &host, &r, "t", true, NULL);
+	CHECK(n && !stage_of(&p, "san") && has_line(&n->inputs, "debug none"));
+	cmd = n ? plan_expand(n, n->stage->steps[0].command, &n->stage->steps[0].where) : NULL;
+	CHECK(cmd && strcmp(cmd, "cc  -c x.c") == 0);
+	free(cmd);
+	CHECK(strlist_has(&p.left_out[0], "san") && strlist_has(&p.left_out[0], "debug information"));
+	unplan(&p, &host, &r);
+	/* asked for: built again, and -g with its own key line */
+	n = planned(&p, &host, &r, "t", true, "san");
+	CHECK(n && stage_of(&p, "san") && has_line(&n->inputs, "debug none"));
+	unplan(&p, &host, &r);
+	n = planned(&p, &host, &r, "t", true, "debug");
+	CHECK(n && !stage_of(&p, "san") && has_line(&n->inputs, "debug -g"));
+	unplan(&p, &host, &r);
+	/* a name that is neither debug nor an extra stage is refused; one that no stage file has too */
+	CHECK(!planned(&p, &host, &r, "t", true, "rt"));
+	recipes_release(&r);
+	toolchain_host_release(&host);
+	CHECK(!planned(&p, &host, &r, "t", true, "nosuch"));
+	recipes_release(&r);
+	toolchain_host_release(&host);
+	/* a target's own with: is checked against its stages at its line */
+	project_file("targets/w.yaml", "triple: aarch64-unknown-linux-musl\nqemu: q\n"
+	             "stages: [rt]\nwith: [san]\n");
+	CHECK(load_fails_with("w", "with names 'san'"));
+	project_file("stages/bad.yaml", "name: bad\nextra: maybe\nsteps: [true]\n");
+	project_file("targets/b.yaml", "triple: aarch64-unknown-linux-musl\nqemu: q\nstages: [bad]\n");
+	CHECK(load_fails_with("b", "extra must be true or false"));
+}
