@@ -242,14 +242,16 @@ static int stage_dependencies(struct plan *p, struct recipes *r, struct target *
                               struct stage *s, struct strlist *path, struct node ***out,
                               size_t *n_out)
 {
-	struct strlist names = {0}, toolchain = {0};
-	for (size_t i = 0; i < s->depends.n; i++) {
-		const char *name = recipes_substitute(t, s->depends.v[i]);
+	struct strlist names = {0}, toolchain = {0}, depends = {0};
+	recipes_stage_depends(s, t, &depends);
+	for (size_t i = 0; i < depends.n; i++) {
+		const char *name = recipes_substitute(t, depends.v[i]);
 		if (recipes_is_role(name)) {
 			error("%s: stage '%s' depends on the role '%s', the target's C library, but target "
 			      "'%s' names none: add 'libc: musl' (or glibc, or another C library's stage) "
 			      "to %s", s->path, s->name, name, t->name, t->path);
 			strlist_release(&names);
+			strlist_release(&depends);
 			*out = NULL;
 			*n_out = 0;
 			return -1;
@@ -257,6 +259,7 @@ static int stage_dependencies(struct plan *p, struct recipes *r, struct target *
 		if (!strlist_has(&names, name))
 			strlist_add(&names, name);
 	}
+	strlist_release(&depends);
 	stage_toolchain(t, s, &toolchain);
 	for (size_t i = 0; i < toolchain.n; i++)
 		if (!strlist_has(&names, toolchain.v[i]))

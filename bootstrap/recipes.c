@@ -71,6 +71,8 @@ static void stage_free(struct stage *s)
 	free(s->steps);
 	strlist_release(&s->sources);
 	strlist_release(&s->depends);
+	strlist_release(&s->arch_depends);
+	strlist_release(&s->shared_depends);
 	strlist_release(&s->provides);
 	strlist_release(&s->unsupported);
 	strlist_release(&s->toolchain);
@@ -456,6 +458,10 @@ static void stage_hash(struct stage *s)
 	digest_update_string(&d, s->name);
 	hash_list(&d, "sources", &s->sources);
 	hash_list(&d, "depends", &s->depends);
+	if (s->arch_depends.n)
+		hash_list(&d, "arch_depends", &s->arch_depends);
+	if (s->shared_depends.n)
+		hash_list(&d, "shared_depends", &s->shared_depends);
 	hash_list(&d, "provides", &s->provides);
 	/* hashed only when given, so adding these keys left the other recipes' keys alone */
 	if (s->has_toolchain)
@@ -632,7 +638,8 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 	static const char *const allowed[] = {"name", "description", "sources", "depends",
 	                                      "steps", "exclusive", "installs", "provides",
 	                                      "unsupported", "toolchain", "supersedes", "debug",
-	                                      "machine", "vars", "extract", "extra", NULL};
+	                                      "machine", "vars", "extract", "extra",
+	                                      "arch_depends", "shared_depends", NULL};
 	static const char *const required[] = {"steps", NULL};   /* the name is the file's */
 	struct yamlfile f;
 	if (open_recipe(&f, r, "stages", "stage", name, from) < 0) {
@@ -706,6 +713,14 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 	yaml_node_t *toolchain = yamlfile_get(&f, root, "toolchain");
 	yamlfile_strings(&f, sources, "sources", &s->sources);
 	yamlfile_strings(&f, depends, "depends", &s->depends);
+	yaml_node_t *arch_depends = yamlfile_get(&f, root, "arch_depends");
+	yamlfile_string_map(&f, arch_depends, "arch_depends", &s->arch_depends);
+	for (size_t i = 0; i + 1 < s->arch_depends.n; i += 2)
+		if (!valid_name(s->arch_depends.v[i]) || strchr(s->arch_depends.v[i], '-'))
+			yamlfile_error(&f, arch_depends, "'%s' is not an architecture (the first part of a "
+			               "triple, like riscv64)", s->arch_depends.v[i]);
+	yamlfile_strings(&f, yamlfile_get(&f, root, "shared_depends"), "shared_depends",
+	                 &s->shared_depends);
 	yamlfile_strings(&f, toolchain, "toolchain", &s->toolchain);
 	s->has_toolchain = toolchain != NULL;
 	if (toolchain && s->installs == INSTALLS_TOOLS)
@@ -755,9 +770,14 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 	/* Register before resolving dependencies so a cycle ends instead of recursing. */
 	r->stages = xrealloc(r->stages, (r->n_stages + 1) * sizeof(*r->stages));
 	r->stages[r->n_stages++] = s;
-	for (size_t i = 0; i < s->depends.n; i++)
-		if (!recipes_is_role(s->depends.v[i]) && !recipes_stage(r, s->depends.v[i], &dep_mention))
+	struct strlist all = {0};
+	recipes_stage_depends(s, NULL, &all);
+	for (size_t i = 0; i < all.n; i++)
+		if (!recipes_is_role(all.v[i]) && !recipes_stage(r, all.v[i], &dep_mention)) {
+			strlist_release(&all);
 			return NULL;
+		}
+	strlist_release(&all);
 	for (size_t i = 0; i < s->toolchain.n; i++) {
 		struct stage *tc = recipes_stage(r, s->toolchain.v[i], &dep_mention);
 		if (!tc)
@@ -957,6 +977,20 @@ struct target *recipes_target(struct recipes *r, const char *name)
 	int added = recipes_add_with(r, t, &with_names, false);
 	strlist_release(&with_names);
 	return added < 0 ? NULL : t;
+}
+
+void recipes_stage_depends(const struct stage *s, const struct target *t, struct strlist *out)
+{
+	size_t arch = t ? strcspn(t->triple, "-") : 0;
+	for (size_t i = 0; i < s->depends.n; i++)
+		strlist_add(out, s->depends.v[i]);
+	for (size_t i = 0; i + 1 < s->arch_depends.n; i += 2)
+		if (!t || (strlen(s->arch_depends.v[i]) == arch &&
+		           strncmp(s->arch_depends.v[i], t->triple, arch) == 0))
+			strlist_add(out, s->arch_depends.v[i + 1]);
+	for (size_t i = 0; i < s->shared_depends.n; i++)
+		if (!t || !t->static_only)
+			strlist_add(out, s->shared_depends.v[i]);
 }
 
 /* Is there a stages/<name>.yaml (loaded or not)? */

@@ -78,6 +78,11 @@ struct stage {
 	char *description;
 	struct strlist sources;     /* names of sources/<name>.yaml; the first is ${src} */
 	struct strlist depends;     /* stages whose output must be in ${sysroot} */
+	struct strlist arch_depends;   /* architecture, stage, ...: more `depends` for targets of
+	                                  that architecture (the triple's first part): the
+	                                  builtins need Linux's headers on riscv only */
+	struct strlist shared_depends; /* more `depends` for a target with shared libraries only
+	                                  (musl links libc.so with the builtins; libc.a needs none) */
 	struct step *steps;
 	size_t n_steps;
 	char *text;                 /* the whole YAML text, part of the stage key */
@@ -196,6 +201,10 @@ const char *recipes_patch_set(const struct target *t, const char *name);
  * target that patches one of the stage's sources for itself is taken at its word: the patch
  * set is how a target adds what the stage lacks (the build still checks that it did). */
 const char *recipes_unsupported(const struct stage *s, const struct target *t);
+/* What stage `s` depends on for target `t`: its `depends`, the `arch_depends` of t's
+ * architecture, and its `shared_depends` unless t is static-only (names as written: roles and
+ * the target's substitutions not applied). With t NULL: every one of them, any target. */
+void recipes_stage_depends(const struct stage *s, const struct target *t, struct strlist *out);
 /* Does target `t` build stage `s` of its `stages` list? Yes, unless `t` is static-only and
  * `s` is an extra its `with` does not name. */
 bool recipes_wanted(const struct target *t, const struct stage *s);

@@ -272,3 +272,57 @@ TEST(plan_static_only_extras)
 	project_file("targets/b.yaml", "triple: aarch64-unknown-linux-musl\nqemu: q\nstages: [bad]\n");
 	CHECK(load_fails_with("b", "extra must be true or false"));
 }
+
+static bool depends_on(struct plan *p, const char *stage, const char *dep)
+{
+	struct node *n = stage_of(p, stage);
+	for (size_t i = 0; n && i < n->n_stage_deps; i++)
+		if (strcmp(n->stage_deps[i]->stage->name, dep) == 0)
+			return true;
+	return false;
+}
+
+/* arch_depends: only targets of that architecture wait for it; shared_depends: only targets
+ * with shared libraries */
+TEST(plan_conditional_depends)
+{
+	make_project();
+	project_file("stages/hdr.yaml", "name: hdr\nsteps: [true]\n");
+	project_file("stages/kern.yaml", "name: kern\nsteps: [true]\n");
+	project_file("stages/rt.yaml", "name: rt\ndepends: [hdr]\n"
+	             "arch_depends: {riscv64: kern}\nsteps: [true]\n");
+	project_file("stages/libc.yaml", "name: libc\ndepends: [hdr]\nshared_depends: [rt]\n"
+	             "steps: [true]\n");
+	project_file("targets/arm.yaml", "triple: aarch64-unknown-linux-musl\nqemu: q\n"
+	             "stages: [libc, rt]\n");
+	project_file("targets/rv.yaml", "triple: riscv64-unknown-linux-musl\nqemu: q\n"
+	             "stages: [libc, rt]\n");
+	const char *targets[] = {"arm", "rv"};
+	for (int i = 0; i < 2; i++)
+		for (int static_only = 0; static_only < 2; static_only++) {
+			struct plan p;
+			struct host_llvm host;
+			struct recipes r;
+			toolchain_host_fake(&host, "/nonexistent/llvm/bin", "19", "fake-identity");
+			char *work = xasprintf("%s/plan-work", scratch);
+			struct dirs dirs = {project, work, work, work, work};
+			recipes_init(&r, project);
+			struct target *t = recipes_target(&r, targets[i]);
+			CHECK(t != NULL);
+			if (t) {
+				t->static_only = static_only;
+				CHECK(plan_create(&p, &dirs, &host, 2, false, &t, 1, &r) == 0);
+				CHECK(depends_on(&p, "rt", "hdr"));
+				CHECK(depends_on(&p, "rt", "kern") == (i == 1));
+				CHECK(depends_on(&p, "libc", "rt") == !static_only);
+				plan_release(&p);
+			}
+			recipes_release(&r);
+			toolchain_host_release(&host);
+			free(work);
+		}
+	/* an arch_depends key that is not an architecture */
+	project_file("stages/bad.yaml", "name: bad\narch_depends: {riscv64-linux: kern}\nsteps: [true]\n");
+	project_file("targets/b.yaml", "triple: aarch64-unknown-linux-musl\nqemu: q\nstages: [bad]\n");
+	CHECK(load_fails_with("b", "is not an architecture"));
+}
