@@ -2,7 +2,8 @@
 """Benchmark (not a test): how long `crossroot build` and `crossroot plan` take when there is
 nothing to do, the first thing a user waits for after the first build.
 
-  tests/bench/noop.py [--runs N] [--before BINARY] [TARGET...]   (default aarch64-linux-musl)
+  tests/bench/noop.py [--runs N] [--before BINARY] [--project DIR] [TARGET...]
+                                                          (default aarch64-linux-musl)
 
 Uses the checkout's ./crossroot with its usual work directory, stage cache and sysroots
 ($CROSSROOT_CACHE and the other usual settings apply): the target must have been built there
@@ -13,7 +14,11 @@ and maximum wall time and the median CPU time (user + system) of each.
 --before BINARY runs another crossroot (an earlier commit's, built elsewhere) on the same
 directories too, alternating with this one run by run, so that a machine's load disturbs both
 alike; the stage keys of the two must be the same, or its runs are not no-ops. Run it on an
-otherwise idle machine for figures to quote: the load average is printed first."""
+otherwise idle machine for figures to quote: the load average is printed first.
+
+--project DIR plans and builds another checkout's recipes (its targets/, stages/, sources/;
+-C DIR, sysroots in DIR/sysroots) with this checkout's work directory and caches: to compare
+two engines on recipes both give the same keys for, when the recipes changed between them."""
 import argparse
 import os
 import shutil
@@ -24,6 +29,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+WORK = os.path.join(ROOT, "work")
 
 
 def run(args, log):
@@ -47,6 +53,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--before", help="another crossroot binary, run alternately")
+    ap.add_argument("--project", default=ROOT, help="the recipes to plan (-C)")
+    ap.add_argument("--work", default=WORK, help="the work directory (default: the checkout's)")
+    ap.add_argument("--cache", help="the caches (default: crossroot's, $CROSSROOT_CACHE or "
+                    "WORK/cache)")
     ap.add_argument("targets", nargs="*", default=["aarch64-linux-musl"])
     a = ap.parse_args()
     binaries = [("this", os.path.join(ROOT, "crossroot"))]
@@ -56,8 +66,9 @@ def main():
         print(f"== {os.cpu_count()} cores, load average {' '.join(f.read().split()[:3])} "
               "(near 0 for figures to quote)")
     log = os.path.join(tempfile.mkdtemp(prefix="crossroot-noop."), "log")
+    dirs = ["-C", a.project, "--work", a.work] + (["--cache", a.cache] if a.cache else [])
     for _, binary in binaries:
-        run([binary, "-C", ROOT, "build"] + a.targets, log)
+        run([binary] + dirs + ["build"] + a.targets, log)
         with open(log, errors="replace") as f:
             if any(line.startswith(("build   ", "extract ")) for line in f):
                 print(f"   (the warm-up build of {binary} had work to do)")
@@ -65,7 +76,7 @@ def main():
     for _ in range(a.runs):
         for cmd in ("build", "plan"):
             for name, binary in binaries:
-                wall, cpu = run([binary, "-C", ROOT, cmd] + a.targets, log)
+                wall, cpu = run([binary] + dirs + [cmd] + a.targets, log)
                 results[(name, cmd)][0].append(wall)
                 results[(name, cmd)][1].append(cpu)
     shutil.rmtree(os.path.dirname(log))
