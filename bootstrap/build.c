@@ -651,7 +651,10 @@ static pid_t child_ended(void *ctx, struct node *n, int status)
 		dprintf(j->log_fd, "# step %zu took %.1f s\n", j->step + 1, now_seconds() - j->step_started);
 		j->step++;
 	}
-	bool split = j->step == n->stage->n_steps && n->stage->split_debug && !j->splitting;
+	/* a static-only target has no shared object to keep DWARF apart from: its archives keep
+	 * what ${debug_flag} gave them (recipes.h) */
+	bool split = j->step == n->stage->n_steps && n->stage->split_debug &&
+	             !n->target->static_only && !j->splitting;
 	if (split || j->step < n->stage->n_steps) {
 		pid_t pid = split ? start_split(r, n) : start_step(r, n);
 		if (pid > 0)
@@ -798,6 +801,12 @@ static void remove_leftovers(const struct plan *p)
 	strlist_release(&names);
 	free(src);
 	cache_remove_leftovers(p->dirs.stage_cache);
+}
+
+/* Sandboxes a dead run left in the work directory: looked for (a scan of /proc) only when
+ * steps are about to start, which is when one could be in the way. */
+static void reap_dead_steps(const struct plan *p)
+{
 	char *build = path_join(p->dirs.work, "build");
 	run_reap_steps(build);   /* we hold the work directory: no live run has steps there */
 	free(build);
@@ -914,6 +923,7 @@ int build_run(struct plan *p, const struct build_options *o)
 	int rc = EXIT_OK;
 	remove_leftovers(p);
 	if (todo) {
+		reap_dead_steps(p);
 		rc = build_fetch(p, o);
 		if (rc != EXIT_OK)
 			return rc;

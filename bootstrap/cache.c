@@ -12,6 +12,7 @@
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tree.h"
@@ -68,6 +69,226 @@ static char *first_difference(const char *want, const char *have)
 	return xasprintf("expected '%.*s', found '%.*s'", (int)a, want, (int)b, have);
 }
 
+/* ---- the stat record (cache.h): what a use compares instead of a full check ---- */
+
+int cache_record_settle = CACHE_RECORD_SETTLE;
+
+#define RECORD_HEADER "crossroot-checked 1\n"
+#define RECORD_DEPTH 64   /* deeper trees are checked in full every time */
+
+struct recorded {
+	char kind;                  /* 'm', 'o', 'd', 'f' ('l' entries are not recorded) */
+	unsigned long long ino;
+	long long sec, nsec, size;
+	unsigned mode;
+	char *path;                 /* relative to files/; "." for files/ itself */
+};
+
+static void record_line(struct buf *b, char kind, const struct stat *st, const char *path)
+{
+	long long size = kind == 'd' ? 0 : (long long)st->st_size;
+	buf_printf(b, "%c\t%llu\t%lld\t%ld\t%lld", kind, (unsigned long long)st->st_ino,
+	           (long long)st->st_ctim.tv_sec, st->st_ctim.tv_nsec, size);
+	if (path)
+		buf_printf(b, "\t%o\t%s", (unsigned)(st->st_mode & 07777), path);
+	buf_puts(b, "\n");
+}
+
+static bool same_stat(const struct recorded *r, const struct stat *st)
+{
+	bool type = r->kind == 'd' ? S_ISDIR(st->st_mode) : S_ISREG(st->st_mode);
+	return type && r->ino == (unsigned long long)st->st_ino &&
+	       r->sec == (long long)st->st_ctim.tv_sec && r->nsec == st->st_ctim.tv_nsec &&
+	       (r->kind == 'd' || r->size == (long long)st->st_size) &&
+	       (r->kind == 'm' || r->kind == 'o' || r->mode == (unsigned)(st->st_mode & 07777));
+}
+
+/* lstat, through directory descriptors and never following a link, every directory and
+ * file of `e` (manifest order: parents first, each directory's entries together), below the
+ * directory `files`, whose own stat goes to *root. st[i] is e[i]'s (links: untouched).
+ * -1: something is not where or what the list says, or the order is not a walk's. */
+static int stat_entries(const char *files, const struct recorded *e, size_t n,
+                        struct stat *root, struct stat *st)
+{
+	int fds[RECORD_DEPTH];
+	size_t lens[RECORD_DEPTH];
+	const char *paths[RECORD_DEPTH];
+	size_t depth = 1;
+	int rc = 0;
+	fds[0] = open(files, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	lens[0] = 0;
+	paths[0] = "";
+	if (fds[0] < 0 || fstat(fds[0], root) < 0)
+		rc = -1;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		if (e[i].kind != 'd' && e[i].kind != 'f')
+			continue;
+		const char *slash = strrchr(e[i].path, '/');
+		size_t parent = slash ? (size_t)(slash - e[i].path) : 0;
+		while (depth > 1 && !(lens[depth - 1] == parent &&
+		                      strncmp(paths[depth - 1], e[i].path, parent) == 0))
+			close(fds[--depth]);
+		if (lens[depth - 1] != parent) {
+			rc = -1;   /* its directory came before, and was left: not a walk's order */
+			break;
+		}
+		const char *name = slash ? slash + 1 : e[i].path;
+		if (e[i].kind == 'f') {
+			if (fstatat(fds[depth - 1], name, &st[i], AT_SYMLINK_NOFOLLOW) < 0)
+				rc = -1;
+			continue;
+		}
+		int fd = depth < RECORD_DEPTH ? openat(fds[depth - 1], name, O_RDONLY | O_DIRECTORY |
+		                                       O_NOFOLLOW | O_CLOEXEC) : -1;
+		if (fd < 0 || fstat(fd, &st[i]) < 0) {
+			if (fd >= 0)
+				close(fd);
+			rc = -1;
+			break;
+		}
+		fds[depth] = fd;
+		lens[depth] = strlen(e[i].path);
+		paths[depth] = e[i].path;
+		depth++;
+	}
+	while (depth > 0)
+		if (fds[--depth] >= 0)
+			close(fds[depth]);
+	return rc;
+}
+
+/* Parse the record at `path`: its output id into `id`, its lines into *out (free with
+ * free(); paths point into *text). -1: missing or malformed. */
+static int read_record(const char *path, char **text, char id[DIGEST_HEX_LEN + 1],
+                       struct recorded **out, size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	*text = path_exists(path) ? read_file(path, NULL) : NULL;
+	if (!*text || strncmp(*text, RECORD_HEADER, strlen(RECORD_HEADER)) != 0)
+		return -1;
+	char *line = *text + strlen(RECORD_HEADER);
+	char *end = strchr(line, '\n');
+	if (!end || end - line != DIGEST_HEX_LEN)
+		return -1;
+	memcpy(id, line, DIGEST_HEX_LEN);
+	id[DIGEST_HEX_LEN] = '\0';
+	size_t cap = 0;
+	for (line = end + 1; *line; line = end + 1) {
+		end = strchr(line, '\n');
+		if (!end)
+			return -1;
+		*end = '\0';
+		struct recorded r = {0};
+		int used = 0;
+		if (sscanf(line, "%c\t%llu\t%lld\t%lld\t%lld%n", &r.kind, &r.ino, &r.sec, &r.nsec,
+		           &r.size, &used) != 5)
+			return -1;
+		if (r.kind == 'd' || r.kind == 'f') {
+			char *tab = line + used;
+			char *path_tab = *tab == '\t' ? strchr(tab + 1, '\t') : NULL;
+			if (!path_tab)
+				return -1;
+			r.mode = (unsigned)strtoul(tab + 1, NULL, 8);
+			r.path = path_tab + 1;
+		} else if (r.kind != 'm' && r.kind != 'o') {
+			return -1;
+		}
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 1024;
+			*out = xrealloc(*out, cap * sizeof(**out));
+		}
+		(*out)[(*n)++] = r;
+	}
+	return 0;
+}
+
+/* Is the result as the record says (manifest, output, files/ and each entry unchanged)? */
+static bool record_holds(const char *result, char output[DIGEST_HEX_LEN + 1])
+{
+	char *record = path_join(result, "checked"), *text = NULL;
+	char *manifest = path_join(result, "manifest"), *output_path = path_join(result, "output");
+	char *files = path_join(result, "files");
+	struct recorded *e = NULL;
+	size_t n = 0;
+	char id[DIGEST_HEX_LEN + 1];
+	bool holds = false;
+	struct stat m, o, root;
+	if (read_record(record, &text, id, &e, &n) == 0 && n >= 3 && e[0].kind == 'm' &&
+	    e[1].kind == 'o' && e[2].kind == 'd' && strcmp(e[2].path, ".") == 0 &&
+	    lstat(manifest, &m) == 0 && S_ISREG(m.st_mode) && same_stat(&e[0], &m) &&
+	    lstat(output_path, &o) == 0 && S_ISREG(o.st_mode) && same_stat(&e[1], &o)) {
+		struct stat *st = xcalloc(n, sizeof(*st));
+		if (stat_entries(files, e + 3, n - 3, &root, st + 3) == 0 && same_stat(&e[2], &root)) {
+			holds = true;
+			for (size_t i = 3; i < n && holds; i++)
+				holds = same_stat(&e[i], &st[i]);
+		}
+		free(st);
+	}
+	if (holds)
+		memcpy(output, id, sizeof(id));
+	free(e);
+	free(text);
+	free(record);
+	free(manifest);
+	free(output_path);
+	free(files);
+	return holds;
+}
+
+static bool settled(const struct stat *st, time_t now)
+{
+	return st->st_ctim.tv_sec < now - cache_record_settle ||
+	       (cache_record_settle == 0 && st->st_ctim.tv_sec <= now);
+}
+
+/* After a full check passed: record what was checked (`entries`: the manifest's, parsed),
+ * unless something changed too recently to trust its ctime. Failures only lose the record. */
+static void record_check(const char *result, const char *id, const struct tree_entry *entries,
+                         size_t n)
+{
+	char *manifest = path_join(result, "manifest"), *output_path = path_join(result, "output");
+	char *files = path_join(result, "files"), *record = path_join(result, "checked");
+	struct recorded *e = xcalloc(n + 1, sizeof(*e));
+	struct stat *st = xcalloc(n + 1, sizeof(*st));
+	struct stat m, o, root;
+	struct buf b = {0};
+	time_t now = time(NULL);
+	/* the manifest's order (entries came sorted by path) */
+	for (size_t i = 0; i < n; i++) {
+		e[entries[i].order] = (struct recorded){.kind = entries[i].kind,
+		                                        .path = entries[i].path};
+	}
+	bool ok = lstat(manifest, &m) == 0 && lstat(output_path, &o) == 0 &&
+	          stat_entries(files, e, n, &root, st) == 0 && settled(&m, now) &&
+	          settled(&o, now) && settled(&root, now);
+	if (ok) {
+		buf_puts(&b, RECORD_HEADER);
+		buf_printf(&b, "%s\n", id);
+		record_line(&b, 'm', &m, NULL);
+		record_line(&b, 'o', &o, NULL);
+		record_line(&b, 'd', &root, ".");
+	}
+	for (size_t i = 0; i < n && ok; i++) {
+		if (e[i].kind != 'd' && e[i].kind != 'f')
+			continue;
+		ok = settled(&st[i], now);
+		record_line(&b, e[i].kind, &st[i], e[i].path);
+	}
+	if (ok)
+		write_file_atomic(record, b.s, b.len, 0644);
+	else
+		unlink(record);
+	buf_release(&b);
+	free(e);
+	free(st);
+	free(manifest);
+	free(output_path);
+	free(files);
+	free(record);
+}
+
 int cache_lookup(const char *dir, const char *key, bool verify, char output[DIGEST_HEX_LEN + 1])
 {
 	char *result = cache_result_dir(dir, key);
@@ -82,6 +303,11 @@ int cache_lookup(const char *dir, const char *key, bool verify, char output[DIGE
 	struct stat st;
 	if (lstat(result, &st) < 0)
 		goto out;   /* not there: nothing to say */
+	if (!verify && record_holds(result, output)) {
+		rc = 1;   /* nothing changed since the last full check */
+		utimensat(AT_FDCWD, result, NULL, 0);
+		goto out;
+	}
 	if (lstat(manifest, &st) < 0 || !(text = read_file(manifest, NULL))) {
 		problem = xstrdup("its manifest is missing");
 		goto out;
@@ -123,6 +349,7 @@ int cache_lookup(const char *dir, const char *key, bool verify, char output[DIGE
 	memcpy(output, id, sizeof(id));
 	rc = 1;
 	utimensat(AT_FDCWD, result, NULL, 0);   /* recently used: `prune` keeps it */
+	record_check(result, id, entries, n);
 out:
 	if (problem) {
 		warn("stage result '%s' fails its check (%s): removed, it will be rebuilt", result,

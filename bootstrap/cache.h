@@ -10,6 +10,7 @@
  *   DIR/<key>/inputs      the key's input lines (for `plan` explanations)
  *   DIR/<key>/owner       "<target> <stage>", for prune's grouping
  *   DIR/<key>/seconds     how long the build took
+ *   DIR/<key>/checked     the stat record of the last full check (below); may be absent
  *   DIR/.tmp-<key>-<pid>  a publish in progress, renamed to DIR/<key> when complete
  *   DIR/.tmp-<what>-<key>-<pid>  scratch of other work on a key (remote.h: pull, push)
  *   DIR/.lock             builds hold it shared, prune exclusive
@@ -21,7 +22,30 @@
  * modes, sizes, link targets and the set of names; a file changed since the publish, by its
  * ctime, is hashed again), and fully hashed with `verify`. A result that fails is removed
  * with a warning naming what differs, and rebuilt. Results are copied out (a reflink where
- * the file system can), never hard-linked, so a build step cannot change a cached result. */
+ * the file system can), never hard-linked, so a build step cannot change a cached result.
+ *
+ * The full check reads the manifest and every directory and looks at every entry; what a
+ * use needs to know is only that nothing changed since the last full check. So a full check
+ * that passed writes the stat record `checked`, and the next use compares with it instead:
+ *   crossroot-checked 1
+ *   <output id>
+ *   m <inode> <ctime s> <ctime ns> <size>            the manifest
+ *   o <inode> <ctime s> <ctime ns> <size>            the output file
+ *   d <inode> <ctime s> <ctime ns> 0 <mode> .        files/ itself
+ *   <d|f> <inode> <ctime s> <ctime ns> <size> <mode> <path>   every directory and file of
+ *                                                     the manifest, in its order
+ * Why that is enough: writing to a file, truncating, chmod, chown or a new hard link changes
+ * the file's ctime, which nothing can set back (but the clock); adding, removing or renaming
+ * an entry (a file, a link, a directory) changes its directory's ctime; replacing a file is
+ * a new inode. So every directory and file is still looked at (one fstatat each, no reading
+ * of directories, links or the manifest), and anything that differs from the record makes
+ * the use do the full check, which writes a new record if the result passes. A link is not
+ * looked at: it cannot change in place, only be replaced, which changes its directory. An
+ * entry whose ctime is within CACHE_RECORD_SETTLE seconds of the check is not recorded (the
+ * kernel's ctime is coarse: a change within the same tick could keep it), so a result
+ * checked just after its publish gets its record at a later use. The record is trusted as
+ * the manifest's ctime is (whoever rewrites it could rewrite the manifest); `verify` ignores
+ * it. */
 #ifndef CROSSROOT_CACHE_H
 #define CROSSROOT_CACHE_H
 
@@ -44,6 +68,10 @@ char *cache_scratch_dir(const char *dir, const char *what, const char *key);
 /* Is `key` in the cache, whole and unchanged? On 1, `output` holds its output id. A result
  * that fails the check is removed (warning) and 0 returned. -1: an I/O error. */
 int cache_lookup(const char *dir, const char *key, bool verify, char output[DIGEST_HEX_LEN + 1]);
+/* Entries changed less than this long before a full check are not recorded (see above);
+ * tests set 0. */
+extern int cache_record_settle;
+#define CACHE_RECORD_SETTLE 2
 
 /* Move `destdir` (a finished stage's installed tree) into the cache under `key`, with its
  * manifest and the given records. On success `output` holds the output id. */

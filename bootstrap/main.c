@@ -84,7 +84,11 @@ static const char usage_options[] =
 	"                     (signed with the configured signing-key); default read\n"
 	"      --wait         wait for another crossroot using the work directory or cache\n"
 	"      --static-only  static runtimes only (as a target's 'static: true'): no shared\n"
-	"                     library is built, and the compilers link statically\n"
+	"                     library is built, the compilers link statically, and only the C\n"
+	"                     and C++ runtimes are built: the extras (sanitizers, openmp) and\n"
+	"                     debug information come with --with\n"
+	"      --with LIST    what a static-only build adds (comma separated, repeatable):\n"
+	"                     sanitizers, openmp (a target's extra stages), debug\n"
 	"      --verify       hash every cached download and stage result in full before use\n"
 	"      --launcher L   put a compiler launcher before every compile of every stage: ccache,\n"
 	"                     distcc (DISTCC_HOSTS; the job budget grows by its slots) or\n"
@@ -139,6 +143,18 @@ static int lock_work(const char *work, bool wait)
 		holder[strcspn(holder, "\n")] = '\0';
 		long pid = atol(holder);
 		bool alive = pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+		/* Its holder is dead: what holds the lock are its steps. A bwrap killed while it set
+		 * up (before its --die-with-parent is armed) never ends by itself, so the run that
+		 * would reap it (build.c) could never start: end them here. No live run owns them. */
+		if (pid > 0 && !alive) {
+			char *build = path_join(work, "build");
+			run_reap_steps(build);
+			free(build);
+			for (int tries = 0; tries < 20 && flock(fd, LOCK_EX | LOCK_NB) < 0; tries++)
+				usleep(50 * 1000);   /* the killed steps' descriptors close as they die */
+			if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+				goto locked;
+		}
 		if (!wait) {
 			if (pid > 0 && !alive)
 				error("work directory '%s' is locked by build steps of crossroot pid %ld, "
@@ -159,6 +175,7 @@ static int lock_work(const char *work, bool wait)
 			return -1;
 		}
 	}
+locked:;
 	char pid[32];
 	int len = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
 	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)len, 0) < 0)
@@ -363,6 +380,7 @@ int main(int argc, char **argv)
 		{"mirror", required_argument, NULL, 'm'},
 		{"keep", required_argument, NULL, 'K'},
 		{"static-only", no_argument, NULL, 'S'}, {"verify", no_argument, NULL, 'Y'},
+		{"with", required_argument, NULL, 'I'},
 		{"table", required_argument, NULL, 'T'},
 		{"remove", no_argument, NULL, 'R'},
 		{"remote-cache", required_argument, NULL, 'U'},
@@ -378,7 +396,7 @@ int main(int argc, char **argv)
 	bool all = false, offline = false, wait = false, keep_going = false, verbose = false,
 	     static_only = false, verify = false, remove = false, allow_network = false,
 	     xz = false, check = false, system = false;
-	struct strlist mirrors = {0};
+	struct strlist mirrors = {0}, with = {0};
 	int keep = 1;
 	long jobs = sysconf(_SC_NPROCESSORS_ONLN);
 	bool jobs_given = false, pull_only = false;
@@ -455,6 +473,14 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'S': static_only = true; break;
+		case 'I': {
+			char *copy = xstrdup(optarg);
+			for (char *save = NULL, *w = strtok_r(copy, ",", &save); w;
+			     w = strtok_r(NULL, ",", &save))
+				strlist_add(&with, w);
+			free(copy);
+			break;
+		}
 		case 'Y': verify = true; break;
 		case 'T': table_arg = optarg; break;
 		case 'R': remove = true; break;
@@ -612,6 +638,8 @@ int main(int argc, char **argv)
 			return usage_rc;
 		if (static_only)
 			targets[i]->static_only = true;
+		if (recipes_add_with(&recipes, targets[i], &with, true) < 0)
+			return EXIT_CONFIG;
 	}
 	/* exec reads the sysroots only: no lock (a build may run beside it, or inside it), and
 	 * the command gets crossroot's umask and signal dispositions */

@@ -245,14 +245,16 @@ static int stage_dependencies(struct plan *p, struct recipes *r, struct target *
                               struct stage *s, struct strlist *path, struct node ***out,
                               size_t *n_out)
 {
-	struct strlist names = {0}, toolchain = {0};
-	for (size_t i = 0; i < s->depends.n; i++) {
-		const char *name = recipes_substitute(t, s->depends.v[i]);
+	struct strlist names = {0}, toolchain = {0}, depends = {0};
+	recipes_stage_depends(s, t, &depends);
+	for (size_t i = 0; i < depends.n; i++) {
+		const char *name = recipes_substitute(t, depends.v[i]);
 		if (recipes_is_role(name)) {
 			error("%s: stage '%s' depends on the role '%s', the target's C library, but target "
 			      "'%s' names none: add 'libc: musl' (or glibc, or another C library's stage) "
 			      "to %s", s->path, s->name, name, t->name, t->path);
 			strlist_release(&names);
+			strlist_release(&depends);
 			*out = NULL;
 			*n_out = 0;
 			return -1;
@@ -260,6 +262,7 @@ static int stage_dependencies(struct plan *p, struct recipes *r, struct target *
 		if (!strlist_has(&names, name))
 			strlist_add(&names, name);
 	}
+	strlist_release(&depends);
 	stage_toolchain(t, s, &toolchain);
 	for (size_t i = 0; i < toolchain.n; i++)
 		if (!strlist_has(&names, toolchain.v[i]))
@@ -448,6 +451,11 @@ static bool uses_host_llvm(const struct plan *p, const struct node *n, const cha
 	       (cmake && *cmake && strstr(step, cmake));
 }
 
+static bool uses_host_gcc(const struct stage *s)
+{
+	return steps_use(s, "host_gcc") || steps_use(s, "host_gxx");
+}
+
 /* The key lines a stage has on its own (its dependencies' lines come later). */
 static void own_inputs(const struct plan *p, struct node *n)
 {
@@ -466,12 +474,10 @@ static void own_inputs(const struct plan *p, struct node *n)
 	}
 	if (n->host_llvm)
 		strlist_take(in, xasprintf("compiler %s", p->host->identity));
-	for (size_t i = 0; i < n->stage->n_steps; i++)
-		if (strstr(n->stage->steps[i].command, "${host_gcc}") ||
-		    strstr(n->stage->steps[i].command, "${host_gxx}")) {
-			strlist_take(in, xasprintf("host-gcc %s", p->host->gcc_identity));
-			break;
-		}
+	if (uses_host_gcc(n->stage))
+		strlist_take(in, xasprintf("host-gcc %s", p->host->gcc_identity));
+	if (n->target->static_only && (n->stage->split_debug || steps_use(n->stage, "debug_flag")))
+		strlist_take(in, xasprintf("debug %s", recipes_debug(n->target) ? "-g" : "none"));
 }
 
 void plan_provided(const struct node *tools, const struct target *t, struct strlist *out)
@@ -686,7 +692,7 @@ static char *pending_reason(const struct node *n)
 	return buf_detach(&why);
 }
 
-int plan_create(struct plan *p, const struct dirs *dirs, const struct host_llvm *host, int jobs,
+int plan_create(struct plan *p, const struct dirs *dirs, struct host_llvm *host, int jobs,
                 bool verify, struct target *const targets[], size_t n_targets,
                 struct recipes *r)
 {
@@ -699,6 +705,7 @@ int plan_create(struct plan *p, const struct dirs *dirs, const struct host_llvm 
 	memcpy(p->targets, targets, n_targets * sizeof(*targets));
 	p->n_targets = n_targets;
 	int rc = 0;
+	p->left_out = xcalloc(n_targets + 1, sizeof(*p->left_out));
 	for (size_t i = 0; i < n_targets && rc == 0; i++) {
 		struct strlist path = {0};
 		struct target *t = targets[i];
@@ -706,9 +713,13 @@ int plan_create(struct plan *p, const struct dirs *dirs, const struct host_llvm 
 			const char *name = j < t->toolchain.n ? t->toolchain.v[j]
 			                                      : t->stages.v[j - t->toolchain.n];
 			struct stage *s = recipes_stage(r, recipes_substitute(t, name), NULL);
-			if (!s || !stage_node(p, r, t, s, &path))
+			if (s && j >= t->toolchain.n && !recipes_wanted(t, s))
+				strlist_add(&p->left_out[i], s->name);   /* (unless another stage needs it) */
+			else if (!s || !stage_node(p, r, t, s, &path))
 				rc = -1;
 		}
+		if (!recipes_debug(t))
+			strlist_add(&p->left_out[i], "debug information");
 		strlist_release(&path);
 	}
 	/* A stage_toolchain entry for a stage the graph does not build would be silently unused */
@@ -749,6 +760,12 @@ int plan_create(struct plan *p, const struct dirs *dirs, const struct host_llvm 
 		plan_release(p);   /* a failed plan leaves nothing to release */
 		return -1;
 	}
+	/* The host GCC is asked about only if a step may run it */
+	for (size_t i = 0; i < p->n_nodes; i++)
+		if (p->nodes[i]->kind == NODE_STAGE && uses_host_gcc(p->nodes[i]->stage)) {
+			toolchain_host_want_gcc(host);
+			break;
+		}
 	/* Variables, then keys in dependency order as far as outputs are known. */
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		struct node *n = p->nodes[i];
@@ -840,6 +857,9 @@ void plan_release(struct plan *p)
 		free(n);
 	}
 	free(p->nodes);
+	for (size_t t = 0; p->left_out && t < p->n_targets; t++)
+		strlist_release(&p->left_out[t]);
+	free(p->left_out);
 	free(p->targets);
 	memset(p, 0, sizeof(*p));
 }
@@ -904,6 +924,23 @@ void plan_print(const struct plan *p)
 				info("  %-24s to build %.12s (%s)", s->stage->name, s->key, s->why);
 		}
 		free(stages);
+		/* what a static-only build leaves out, unless a stage it builds needs it */
+		struct buf out = {0};
+		const struct strlist *left = &p->left_out[t];
+		for (size_t i = 0; i < left->n; i++) {
+			bool built = false;
+			for (size_t k = 0; k < p->n_nodes && !built; k++)
+				built = p->nodes[k]->kind == NODE_STAGE &&
+				        p->nodes[k]->target == p->targets[t] &&
+				        strcmp(p->nodes[k]->stage->name, left->v[i]) == 0;
+			if (!built)
+				buf_printf(&out, "%s%s", out.len ? ", " : "", left->v[i]);
+		}
+		if (out.len)
+			info("  static-only, not built: %s (--with adds them)", out.s);
+		else if (p->targets[t]->static_only && p->targets[t]->with.n)
+			info("  static-only, with what --with or 'with' asked for");
+		buf_release(&out);
 	}
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		const struct node *n = p->nodes[i];

@@ -10,6 +10,9 @@
  *   target <sha256>           triple, cflags, vars, architecture facts, static-only
  *   source:<name> <sha256>    version, every origin's pin, extract/exclude/strip
  *   patch:<name>/<file> <sha256>
+ *   debug <-g or none>        static-only targets, in stages with `debug: split` or whose
+ *                             steps use ${debug_flag}: whether they are compiled with -g
+ *                             (`with: [debug]`); a shared build always is, and has no line
  *   compiler <sha256>         the host LLVM, for stages built with it: tools stages, and
  *                             every stage of a target without a toolchain of its own
  *   dep:<stage> <output id>   for each stage it depends on (and the target's toolchain
@@ -96,13 +99,17 @@ struct plan {
 	size_t n_nodes;
 	struct target **targets;
 	size_t n_targets;
+	struct strlist *left_out;   /* per target: the extras (and "debug information") its
+	                               static-only build leaves out, for `plan` to say */
 };
 
 /* Build the graph for `targets`: the closure of their stages and toolchains, the source
  * trees, every key that can be known, and each node's state (cached results are checked
  * against their manifests, see cache.h). Returns -1 after reporting a problem (dependency
- * cycle, unknown variable), with the plan already released. Cheap: no process is spawned. */
-int plan_create(struct plan *p, const struct dirs *dirs, const struct host_llvm *host, int jobs,
+ * cycle, unknown variable), with the plan already released. Cheap: no process is spawned
+ * unless a stage's steps name ${host_gcc} or ${host_gxx} (then the host GCC is probed:
+ * toolchain_host_want_gcc). */
+int plan_create(struct plan *p, const struct dirs *dirs, struct host_llvm *host, int jobs,
                 bool verify, struct target *const targets[], size_t n_targets,
                 struct recipes *r);
 void plan_release(struct plan *p);

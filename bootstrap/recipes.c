@@ -72,6 +72,8 @@ static void stage_free(struct stage *s)
 	free(s->steps);
 	strlist_release(&s->sources);
 	strlist_release(&s->depends);
+	strlist_release(&s->arch_depends);
+	strlist_release(&s->shared_depends);
 	strlist_release(&s->provides);
 	strlist_release(&s->unsupported);
 	strlist_release(&s->toolchain);
@@ -90,6 +92,7 @@ static void target_free(struct target *t)
 {
 	strlist_release(&t->cflags);
 	strlist_release(&t->stages);
+	strlist_release(&t->with);
 	strlist_release(&t->vars);
 	strlist_release(&t->toolchain);
 	strlist_release(&t->stage_toolchain);
@@ -444,7 +447,7 @@ bool recipes_reserved_variable(const char *name)
 		"objdump", "strip", "readelf", "ld", "host_cc", "host_cxx", "host_gcc", "host_gxx",
 		"cmake_toolchain",
 		"cmake_shared", "configure_shared", "linux_arch", "cpu_family", "cpu", "endian", "libc", "qemu",
-		NULL};
+		"debug_flag", NULL};
 	for (size_t i = 0; engine[i]; i++)
 		if (strcmp(name, engine[i]) == 0)
 			return true;
@@ -493,6 +496,10 @@ static void stage_hash(struct stage *s)
 	digest_update_string(&d, s->name);
 	hash_list(&d, "sources", &s->sources);
 	hash_list(&d, "depends", &s->depends);
+	if (s->arch_depends.n)
+		hash_list(&d, "arch_depends", &s->arch_depends);
+	if (s->shared_depends.n)
+		hash_list(&d, "shared_depends", &s->shared_depends);
 	hash_list(&d, "provides", &s->provides);
 	/* hashed only when given, so adding these keys left the other recipes' keys alone */
 	if (s->has_toolchain)
@@ -669,7 +676,8 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 	static const char *const allowed[] = {"name", "description", "sources", "depends",
 	                                      "steps", "exclusive", "installs", "provides",
 	                                      "unsupported", "toolchain", "supersedes", "debug",
-	                                      "machine", "vars", "extract", "resume", NULL};
+	                                      "machine", "vars", "extract", "resume", "extra",
+	                                      "arch_depends", "shared_depends", NULL};
 	static const char *const required[] = {"steps", NULL};   /* the name is the file's */
 	struct yamlfile f;
 	if (open_recipe(&f, r, "stages", "stage", name, from) < 0) {
@@ -702,6 +710,13 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 		yamlfile_error(&f, debug, "debug must be 'split' (into usr/lib/debug) or 'keep' "
 		               "(got '%s')", dbg);
 	s->split_debug = dbg && strcmp(dbg, "split") == 0;
+	/* not in the recipe's hash: it says whether a static-only build wants the stage, not how
+	 * the stage is built */
+	yaml_node_t *extra = yamlfile_get(&f, root, "extra");
+	const char *xv = yamlfile_scalar(&f, extra, "extra");
+	if (xv && strcmp(xv, "true") && strcmp(xv, "false"))
+		yamlfile_error(&f, extra, "extra must be true or false (got '%s')", xv);
+	s->extra = xv && strcmp(xv, "true") == 0;
 	yaml_node_t *installs = yamlfile_get(&f, root, "installs");
 	const char *in = yamlfile_scalar(&f, installs, "installs");
 	if (in && strcmp(in, "sysroot") && strcmp(in, "tools"))
@@ -742,6 +757,14 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 	yaml_node_t *toolchain = yamlfile_get(&f, root, "toolchain");
 	yamlfile_strings(&f, sources, "sources", &s->sources);
 	yamlfile_strings(&f, depends, "depends", &s->depends);
+	yaml_node_t *arch_depends = yamlfile_get(&f, root, "arch_depends");
+	yamlfile_string_map(&f, arch_depends, "arch_depends", &s->arch_depends);
+	for (size_t i = 0; i + 1 < s->arch_depends.n; i += 2)
+		if (!valid_name(s->arch_depends.v[i]) || strchr(s->arch_depends.v[i], '-'))
+			yamlfile_error(&f, arch_depends, "'%s' is not an architecture (the first part of a "
+			               "triple, like riscv64)", s->arch_depends.v[i]);
+	yamlfile_strings(&f, yamlfile_get(&f, root, "shared_depends"), "shared_depends",
+	                 &s->shared_depends);
 	yamlfile_strings(&f, toolchain, "toolchain", &s->toolchain);
 	s->has_toolchain = toolchain != NULL;
 	if (toolchain && s->installs == INSTALLS_TOOLS)
@@ -791,9 +814,14 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 	/* Register before resolving dependencies so a cycle ends instead of recursing. */
 	r->stages = xrealloc(r->stages, (r->n_stages + 1) * sizeof(*r->stages));
 	r->stages[r->n_stages++] = s;
-	for (size_t i = 0; i < s->depends.n; i++)
-		if (!recipes_is_role(s->depends.v[i]) && !recipes_stage(r, s->depends.v[i], &dep_mention))
+	struct strlist all = {0};
+	recipes_stage_depends(s, NULL, &all);
+	for (size_t i = 0; i < all.n; i++)
+		if (!recipes_is_role(all.v[i]) && !recipes_stage(r, all.v[i], &dep_mention)) {
+			strlist_release(&all);
 			return NULL;
+		}
+	strlist_release(&all);
 	for (size_t i = 0; i < s->toolchain.n; i++) {
 		struct stage *tc = recipes_stage(r, s->toolchain.v[i], &dep_mention);
 		if (!tc)
@@ -815,7 +843,7 @@ struct target *recipes_target(struct recipes *r, const char *name)
 	static const char *const allowed[] = {"description", "triple", "qemu", "cflags", "stages",
 	                                      "vars", "toolchain", "linux_arch", "cpu_family", "cpu",
 	                                      "endian", "static", "stage_toolchain", "substitute",
-	                                      "qemu_cpu", "versions", "patches", "libc", NULL};
+	                                      "qemu_cpu", "versions", "patches", "libc", "with", NULL};
 	static const char *const required[] = {"triple", "qemu", "stages", NULL};
 	struct yamlfile f;
 	if (open_recipe(&f, r, "targets", "target", name, NULL) < 0) {
@@ -904,6 +932,8 @@ struct target *recipes_target(struct recipes *r, const char *name)
 	if (stv && strcmp(stv, "true") && strcmp(stv, "false"))
 		yamlfile_error(&f, st, "static must be true or false (got '%s')", stv);
 	t->static_only = stv && strcmp(stv, "true") == 0;
+	yaml_node_t *with = yamlfile_get(&f, root, "with");
+	yamlfile_strings(&f, with, "with", &t->with);   /* checked once its stages are loaded */
 	yaml_node_t *stages = yamlfile_get(&f, root, "stages");
 	yamlfile_strings(&f, stages, "stages", &t->stages);
 	if (stages && t->stages.n == 0)
@@ -915,6 +945,7 @@ struct target *recipes_target(struct recipes *r, const char *name)
 		return NULL;
 	}
 	struct location mention = location_of(&f, t->path, stages);
+	t->with_at = with ? location_of(&f, t->path, with) : mention;
 	struct location sub_mention = substitute ? location_of(&f, t->path, substitute) : mention;
 	yaml_node_t *libc = yamlfile_get(&f, root, "libc");
 	struct location libc_mention = libc ? location_of(&f, t->path, libc) : mention;
@@ -985,7 +1016,74 @@ struct target *recipes_target(struct recipes *r, const char *name)
 			return NULL;
 		}
 	}
-	return t;
+	struct strlist with_names = t->with;
+	memset(&t->with, 0, sizeof(t->with));
+	int added = recipes_add_with(r, t, &with_names, false);
+	strlist_release(&with_names);
+	return added < 0 ? NULL : t;
+}
+
+void recipes_stage_depends(const struct stage *s, const struct target *t, struct strlist *out)
+{
+	size_t arch = t ? strcspn(t->triple, "-") : 0;
+	for (size_t i = 0; i < s->depends.n; i++)
+		strlist_add(out, s->depends.v[i]);
+	for (size_t i = 0; i + 1 < s->arch_depends.n; i += 2)
+		if (!t || (strlen(s->arch_depends.v[i]) == arch &&
+		           strncmp(s->arch_depends.v[i], t->triple, arch) == 0))
+			strlist_add(out, s->arch_depends.v[i + 1]);
+	for (size_t i = 0; i < s->shared_depends.n; i++)
+		if (!t || !t->static_only)
+			strlist_add(out, s->shared_depends.v[i]);
+}
+
+/* Is there a stages/<name>.yaml (loaded or not)? */
+static bool recipes_stage_exists(const struct recipes *r, const char *name)
+{
+	if (!valid_name(name))
+		return false;
+	char *path = xasprintf("%s/stages/%s.yaml", r->root, name);
+	bool exists = path_exists(path);
+	free(path);
+	return exists;
+}
+
+bool recipes_wanted(const struct target *t, const struct stage *s)
+{
+	return !t->static_only || !s->extra || strlist_has(&t->with, s->name);
+}
+
+bool recipes_debug(const struct target *t)
+{
+	return !t->static_only || strlist_has(&t->with, "debug");
+}
+
+int recipes_add_with(struct recipes *r, struct target *t, const struct strlist *names,
+                     bool command_line)
+{
+	for (size_t i = 0; i < names->n; i++) {
+		const char *name = names->v[i];
+		bool listed = false;
+		for (size_t j = 0; j < t->stages.n && !listed; j++)
+			listed = strcmp(recipes_substitute(t, t->stages.v[j]), name) == 0;
+		struct stage *s = listed ? recipes_stage(r, name, &t->with_at) : NULL;
+		if (strcmp(name, "debug") != 0 && !(s && s->extra)) {
+			/* --with for several targets: a stage one of them does not list is not its */
+			if (command_line && !listed && recipes_stage_exists(r, name))
+				continue;
+			if (command_line)
+				error("--with %s: neither 'debug' nor an extra stage (extra: true) of target "
+				      "'%s'", name, t->name);
+			else
+				location_error(&t->with_at, "with names '%s', which is neither 'debug' nor "
+				               "an extra stage (extra: true) that target '%s' lists in its "
+				               "stages", name, t->name);
+			return -1;
+		}
+		if (!strlist_has(&t->with, name))
+			strlist_add(&t->with, name);
+	}
+	return 0;
 }
 
 int recipes_list_targets(const struct recipes *r, struct strlist *out)

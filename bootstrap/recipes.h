@@ -81,6 +81,11 @@ struct stage {
 	char *description;
 	struct strlist sources;     /* names of sources/<name>.yaml; the first is ${src} */
 	struct strlist depends;     /* stages whose output must be in ${sysroot} */
+	struct strlist arch_depends;   /* architecture, stage, ...: more `depends` for targets of
+	                                  that architecture (the triple's first part): the
+	                                  builtins need Linux's headers on riscv only */
+	struct strlist shared_depends; /* more `depends` for a target with shared libraries only
+	                                  (musl links libc.so with the builtins; libc.a needs none) */
 	struct step *steps;
 	size_t n_steps;
 	char *text;                 /* the whole YAML text (the key hashes the parsed fields) */
@@ -108,7 +113,12 @@ struct stage {
 	                               compiler needs llvm/ and clang/, the runtimes do not) */
 	struct strlist extract;
 	bool split_debug;           /* `debug: split`: after its steps, the DWARF of what it
-	                               installed moves to usr/lib/debug (see debuginfo.h) */
+	                               installed moves to usr/lib/debug (see debuginfo.h); not for
+	                               a static-only target, which has no shared object to keep it
+	                               apart from (its archives keep what ${debug_flag} gave) */
+	bool extra;                 /* `extra: true`: something besides the C and C++ runtimes
+	                               (sanitizers, OpenMP), which a static-only build of a target
+	                               that lists it leaves out unless asked for (`with`) */
 	struct strlist vars;        /* name, default, ...: the value of ${name} for a target whose
 	                               own `vars` do not set it */
 	struct strlist supersedes;  /* stages whose output this one replaces wherever both would
@@ -153,7 +163,13 @@ struct target {
 	char *cpu_family;           /* Meson's cpu_family */
 	char *cpu;                  /* CMake's CMAKE_SYSTEM_PROCESSOR, Meson's cpu */
 	char *endian;               /* little or big */
-	bool static_only;           /* static runtimes only: every shared build is skipped */
+	bool static_only;           /* static runtimes only: every shared build is skipped, and
+	                               the extras are left out unless `with` names them */
+	struct strlist with;        /* what a static-only build adds to the runtimes: stages of
+	                               its `stages` that say `extra: true`, and `debug` (musl and
+	                               libc++ compiled with -g, the archives keeping their DWARF);
+	                               from the target's `with:` and --with */
+	struct location with_at;    /* where with is written */
 	char *text;
 };
 
@@ -191,6 +207,22 @@ const char *recipes_patch_set(const struct target *t, const char *name);
  * target that patches one of the stage's sources for itself is taken at its word: the patch
  * set is how a target adds what the stage lacks (the build still checks that it did). */
 const char *recipes_unsupported(const struct stage *s, const struct target *t);
+/* What stage `s` depends on for target `t`: its `depends`, the `arch_depends` of t's
+ * architecture, and its `shared_depends` unless t is static-only (names as written: roles and
+ * the target's substitutions not applied). With t NULL: every one of them, any target. */
+void recipes_stage_depends(const struct stage *s, const struct target *t, struct strlist *out);
+/* Does target `t` build stage `s` of its `stages` list? Yes, unless `t` is static-only and
+ * `s` is an extra its `with` does not name. */
+bool recipes_wanted(const struct target *t, const struct stage *s);
+/* Are its stages compiled with debug information (${debug_flag} is -g)? Yes, unless `t` is
+ * static-only and its `with` does not name `debug`. */
+bool recipes_debug(const struct target *t);
+/* Check `names` (what a `with` may hold, see above) and add them to target `t`'s `with`: a
+ * name the target cannot take is an error naming it (-1). `command_line` (--with, which
+ * applies to every target named): a stage that exists but that `t` does not list is skipped
+ * without a word, and messages name the option rather than the file. */
+int recipes_add_with(struct recipes *r, struct target *t, const struct strlist *names,
+                     bool command_line);
 /* Whether `name` is a fact of a target's machine a stage's `machine:` may list. */
 bool recipes_machine_fact(const char *name);
 /* The stage this target uses where a recipe names `name`: its `substitute` map, then the

@@ -239,6 +239,7 @@ int toolchain_host_probe(struct host_llvm *h, const char *bin, const char *hash_
 	struct hash_cache cache = {.path = hash_cache};
 	hash_cache_load(&cache);
 	int rc = identify(h, &cache);
+	hash_cache_save(&cache);
 	if (rc < 0 && !h->llvm_missing)
 		return -1;   /* an error of this machine (a file that cannot be read), said */
 	if (rc < 0) {    /* only the stages it compiles need it: plan_create() says so */
@@ -248,9 +249,18 @@ int toolchain_host_probe(struct host_llvm *h, const char *bin, const char *hash_
 		h->clang_version = NULL;
 		h->resource_dir = NULL;
 	}
-	identify_gcc(h, HOST_GCC, HOST_GXX, &cache);
-	hash_cache_save(&cache);
+	h->gcc_unprobed = xstrdup(hash_cache);
 	return 0;
+}
+
+void toolchain_host_want_gcc(struct host_llvm *h)
+{
+	if (!h->gcc_unprobed)
+		return;
+	char *hash_cache = h->gcc_unprobed;
+	h->gcc_unprobed = NULL;
+	toolchain_host_probe_gcc(h, HOST_GCC, HOST_GXX, hash_cache);
+	free(hash_cache);
 }
 
 void toolchain_host_fake(struct host_llvm *h, const char *bin, const char *clang_version,
@@ -275,6 +285,7 @@ void toolchain_host_release(struct host_llvm *h)
 	free(h->gcc);
 	free(h->gxx);
 	free(h->gcc_missing);
+	free(h->gcc_unprobed);
 	memset(h, 0, sizeof(*h));
 }
 
@@ -379,6 +390,7 @@ void toolchain_stage_vars(const struct host_llvm *h, const struct target *t,
 	} else if (h->gcc_missing) {   /* which that error names */
 		set_var(vars, ".host_gcc_missing", h->gcc_missing);
 	}
+	set_var(vars, "debug_flag", recipes_debug(t) ? "-g" : "");
 	set_var(vars, "clang", clang_cc);
 	set_var(vars, "clangxx", clang_cxx);
 	set_var(vars, "clang_resource_dir", clang_resource);

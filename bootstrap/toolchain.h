@@ -10,9 +10,9 @@
  * stages built with a stage toolchain carry that stage's output, not the host compiler's
  * hash (plan.c adds the line).
  *
- * toolchain_host_probe() reads files and asks the host GCC where its compilers are (the only
- * processes spawned here); toolchain_host_fake() lets tests plan without any compiler
- * installed. */
+ * toolchain_host_probe() reads files; toolchain_host_want_gcc() asks the host GCC where its
+ * compilers are (the only processes spawned here), only for a plan that has a ${host_gcc} step;
+ * toolchain_host_fake() lets tests plan without any compiler installed. */
 #ifndef CROSSROOT_TOOLCHAIN_H
 #define CROSSROOT_TOOLCHAIN_H
 
@@ -38,12 +38,18 @@ struct host_llvm {
 	char gcc_identity[DIGEST_HEX_LEN + 1];   /* gcc, g++, cc1, cc1plus */
 	char *gcc, *gxx;            /* its drivers, as ${host_gcc} and ${host_gxx} */
 	char *gcc_missing;          /* "'/usr/bin/g++' not found ...", or NULL */
+	char *gcc_unprobed;         /* the hash cache to probe it with, until it is probed */
 };
 
-/* Find and identify the host LLVM in `bin` (a missing one sets llvm_missing) and the host GCC.
- * Big files are hashed once: their hashes are kept in `hash_cache` by (device, inode, size,
- * mtime). Returns -1 after error() only when a file cannot be read. */
+/* Find and identify the host LLVM in `bin` (a missing one sets llvm_missing). Big files are
+ * hashed once: their hashes are kept in `hash_cache` by (device, inode, size, mtime). Returns
+ * -1 after error() only when a file cannot be read. The host GCC is left for
+ * toolchain_host_want_gcc(). */
 int toolchain_host_probe(struct host_llvm *h, const char *bin, const char *hash_cache);
+/* Probe the host GCC (HOST_GCC, HOST_GXX) as toolchain_host_probe_gcc() does, once: asking it
+ * spawns two processes, which only a plan with a ${host_gcc} or ${host_gxx} step needs
+ * (plan_create asks). Does nothing for a host already probed or faked. */
+void toolchain_host_want_gcc(struct host_llvm *h);
 /* Identify the host GCC whose drivers are `gcc` and `gxx` (HOST_GCC, HOST_GXX for a probe):
  * the drivers and the compilers they name when asked (`gcc -print-prog-name=cc1`, `g++
  * -print-prog-name=cc1plus`; GCC 12 keeps them in /usr/lib/gcc/..., GCC 14 in /usr/libexec/gcc/...),

@@ -181,8 +181,9 @@ int tree_entry_compare(const void *a, const void *b)
 
 static const struct tree_entry *known_entry(const struct tree_scan *w, const char *path)
 {
+	/* by path alone: tree_entry_compare would also compare the key's line position */
 	struct tree_entry key = {.path = (char *)path};
-	return w->known ? bsearch(&key, w->known, w->n_known, sizeof(key), tree_entry_compare) : NULL;
+	return w->known ? bsearch(&key, w->known, w->n_known, sizeof(key), tree_entry_by_path) : NULL;
 }
 
 static bool newer(const struct timespec *a, const struct timespec *b)

@@ -47,6 +47,12 @@ ms=$(( (end - start) / 1000000 ))
 if [ "$ms" -lt 1000 ]; then ok "no-op run took ${ms} ms (< 1000)"; else not_ok "no-op run took ${ms} ms"; fi
 run $C plan toy
 check "plan shows everything cached" 0 "first                    cached" "second                   cached"
+# libcurl and libarchive (and the ~40 libraries they need) load on first use (lazylib.h)
+LD_DEBUG=files $C build toy >"$T/libs" 2>&1
+assert "a no-op build loads neither libcurl nor libarchive" \
+	sh -c "! grep -E 'file=(libcurl|libarchive)' '$T/libs'"
+LD_DEBUG=files $C plan toy >"$T/libs" 2>&1
+assert "nor does plan" sh -c "! grep -E 'file=(libcurl|libarchive)' '$T/libs'"
 
 # Changing one input rebuilds exactly what depends on it.
 sed -i 's/echo "${greeting} from ${target}"/echo "${greeting} again from ${target}"/' "$P/stages/second.yaml"

@@ -69,6 +69,11 @@ check "a step may write into its private sysroot" 0 "sysroot tamper"
 FIRST=$(key_of "tamper first")
 assert "the cached result of the dependency is unchanged" grep -qx 'int x;' "$CACHE/stages/$FIRST/files/usr/include/x.h"
 assert "the sysroot has the dependency's own file" grep -qx 'int x;' "$T/sysroots/tamper/usr/include/x.h"
+# a use more than CACHE_RECORD_SETTLE (2) seconds after the publish records what it checked
+# (cache.h); the next uses compare with that record, and must find the same tampering
+sleep 2.2
+run $C build tamper
+assert "a no-op build records the check of a result" test -f "$CACHE/stages/$FIRST/checked"
 chmod u+w "$CACHE/stages/$FIRST/files/usr/include/x.h"
 printf 'X' >>"$CACHE/stages/$FIRST/files/usr/include/x.h"
 run $C build tamper
@@ -81,6 +86,9 @@ check "a deleted files/ is found and rebuilt" 0 "its files are missing" "build  
 rm -rf "$CACHE/stages/$FIRST" && mkdir "$CACHE/stages/$FIRST"
 run $C build tamper
 check "an empty key directory is found and rebuilt" 0 "its manifest is missing" "build   first (tamper)"
+sleep 2.2
+run $C build tamper
+assert "  (recorded again)" test -f "$CACHE/stages/$FIRST/checked"
 touch "$CACHE/stages/$FIRST/files/usr/include/extra.h"
 run $C plan tamper
 check "an added file is found" 0 "fails its check" "first                    to build"

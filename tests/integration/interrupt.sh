@@ -103,7 +103,8 @@ snapshot "$W/out/toy" >"$T/rerun.snapshot"
 assert "and gives the clean sysroot" cmp -s "$T/clean.snapshot" "$T/rerun.snapshot"
 
 # a sandbox a dead run left behind (a bwrap killed while it set up leaves its child waiting
-# for good): the next build of the work directory ends it
+# for good): the next build of the work directory that starts steps ends it (one with nothing
+# to build does not look: it starts none)
 if command -v bwrap >/dev/null; then
 	mkdir -p "$W/work/build/toy/left"
 	"$(command -v bwrap)" --unshare-pid --ro-bind / / --dev /dev --proc /proc --chdir "$W/work/build/toy/left" -- sleep 307 &
@@ -111,9 +112,26 @@ if command -v bwrap >/dev/null; then
 	sleep 0.3
 	rm -rf "$W/out"
 	run $C build toy
+	check "a build with no step to run after a dead run's leftover sandbox" 0 "sysroot toy"
+	assert "leaves it alone" kill -0 "$left"
+	rm -rf "$W/cache/stages"
+	run $C build toy
 	check "a build after a dead run's leftover sandbox" 0 "sysroot toy"
 	sleep 0.2
 	assert "the leftover sandbox is gone" sh -c "! kill -0 $left 2>/dev/null && ! pgrep -f 'sleep 30[7]' >/dev/null"
+	kill -9 "$left" 2>/dev/null
+	# one that holds the work directory's lock, which steps inherit (seen after a kill -9 of a
+	# run: its rerun with --wait waited for good), its crossroot dead
+	mkdir -p "$W/work/build/toy/left2"
+	dead=$(sh -c 'echo $$')
+	sh -c "exec 9<>'$W/work/lock' && flock -x 9 && echo $dead >'$W/work/lock' &&
+		exec '$(command -v bwrap)' --unshare-pid --ro-bind / / --dev /dev --proc /proc --chdir '$W/work/build/toy/left2' -- sleep 308" &
+	left=$!
+	sleep 0.3
+	run $C build toy
+	check "a build after a dead run's leftover sandbox that holds the lock" 0 "sysroot toy"
+	sleep 0.2
+	assert "that sandbox is gone" sh -c "! kill -0 $left 2>/dev/null && ! pgrep -f 'sleep 30[8]' >/dev/null"
 	kill -9 "$left" 2>/dev/null
 fi
 finish

@@ -160,3 +160,176 @@ TEST(plan)
 	                      "crossroot; a recipe cannot give it a default"));
 	CHECK(load_fails_with("dfltbad", "value of 'y' holds a character the shell would"));
 }
+
+/* The host GCC is asked (two processes) only when a stage of the plan may run it. The probe
+ * left pending here names a hash cache; whether it was taken shows in gcc_unprobed. */
+static bool plan_probes_gcc(const char *target)
+{
+	struct host_llvm host;
+	toolchain_host_fake(&host, "/nonexistent/llvm/bin", "19", "fake-identity");
+	host.gcc_identity[0] = '\0';
+	host.gcc_unprobed = xasprintf("%s/gcc-hashes", scratch);
+	char *work = xasprintf("%s/plan-work", scratch);
+	struct dirs dirs = {project, work, work, work, work};
+	struct recipes r;
+	recipes_init(&r, project);
+	struct target *t = recipes_target(&r, target);
+	struct plan p;
+	bool probed = false;
+	if (t && plan_create(&p, &dirs, &host, 2, false, &t, 1, &r) == 0) {
+		probed = host.gcc_unprobed == NULL;
+		plan_release(&p);
+	}
+	recipes_release(&r);
+	toolchain_host_release(&host);
+	free(work);
+	return probed;
+}
+
+TEST(plan_gcc_only_when_used)
+{
+	make_project();
+	project_file("stages/c.yaml", "name: c\nsteps: ['echo ${cc}']\n");
+	project_file("stages/g.yaml", "name: g\ninstalls: tools\nsteps: ['echo ${host_gxx}']\n");
+	project_file("targets/plain.yaml", "triple: aarch64-unknown-linux-musl\nqemu: q\n"
+	             "stages: [c]\n");
+	project_file("targets/gnu.yaml", "triple: aarch64-unknown-linux-musl\nqemu: q\n"
+	             "stages: [c, g]\n");
+	CHECK(!plan_probes_gcc("plain"));
+	CHECK(plan_probes_gcc("gnu"));
+}
+
+/* A static-only build gives the runtimes and leaves the extras (extra: true) and debug
+ * information out unless `with` names them; the choice shows in the plan and the keys. */
+static struct node *planned(struct plan *p, struct host_llvm *host, struct recipes *r,
+                            const char *target, bool static_only, const char *with)
+{
+	toolchain_host_fake(host, "/nonexistent/llvm/bin", "19", "fake-identity");
+	char *work = xasprintf("%s/plan-work", scratch);
+	struct dirs dirs = {project, work, work, work, work};
+	recipes_init(r, project);
+	struct target *t = recipes_target(r, target);
+	struct node *n = NULL;
+	if (t) {
+		t->static_only = static_only;
+		struct strlist names = {0};
+		if (with)
+			strlist_add(&names, with);
+		if (recipes_add_with(r, t, &names, true) == 0 &&
+		    plan_create(p, &dirs, host, 2, false, &t, 1, r) == 0)
+			n = stage_of(p, "rt");
+		strlist_release(&names);
+	}
+	free(work);
+	return n;
+}
+
+static void unplan(struct plan *p, struct host_llvm *host, struct recipes *r)
+{
+	plan_release(p);
+	recipes_release(r);
+	toolchain_host_release(host);
+}
+
+TEST(plan_static_only_extras)
+{
+	make_project();
+	project_file("stages/rt.yaml", "name: rt\ndebug: split\nsteps: ['cc ${debug_flag} -c x.c']\n");
+	project_file("stages/san.yaml", "name: san\nextra: true\ndepends: [rt]\nsteps: [true]\n");
+	project_file("targets/t.yaml", "triple: aarch64-unknown-linux-musl\nqemu: q\n"
+	             "stages: [rt, san]\n");
+	struct plan p;
+	struct host_llvm host;
+	struct recipes r;
+	/* shared: everything, -g, no debug line in the key */
+	struct node *n = planned(&p, &host, &r, "t", false, NULL);
+	CHECK(n && stage_of(&p, "san") && !has_line(&n->inputs, "debug "));
+	char *cmd = n ? plan_expand(n, n->stage->steps[0].command, &n->stage->steps[0].where) : NULL;
+	CHECK(cmd && strcmp(cmd, "cc -g -c x.c") == 0);
+	free(cmd);
+	CHECK(p.left_out[0].n == 0);
+	unplan(&p, &host, &r);
+	/* static-only: the extra and debug information left out, said, and in the key */
+	n = planned(&p, &host, &r, "t", true, NULL);
+	CHECK(n && !stage_of(&p, "san") && has_line(&n->inputs, "debug none"));
+	cmd = n ? plan_expand(n, n->stage->steps[0].command, &n->stage->steps[0].where) : NULL;
+	CHECK(cmd && strcmp(cmd, "cc  -c x.c") == 0);
+	free(cmd);
+	CHECK(strlist_has(&p.left_out[0], "san") && strlist_has(&p.left_out[0], "debug information"));
+	unplan(&p, &host, &r);
+	/* asked for: built again, and -g with its own key line */
+	n = planned(&p, &host, &r, "t", true, "san");
+	CHECK(n && stage_of(&p, "san") && has_line(&n->inputs, "debug none"));
+	unplan(&p, &host, &r);
+	n = planned(&p, &host, &r, "t", true, "debug");
+	CHECK(n && !stage_of(&p, "san") && has_line(&n->inputs, "debug -g"));
+	unplan(&p, &host, &r);
+	/* a name that is neither debug nor an extra stage is refused; one that no stage file has too */
+	CHECK(!planned(&p, &host, &r, "t", true, "rt"));
+	recipes_release(&r);
+	toolchain_host_release(&host);
+	CHECK(!planned(&p, &host, &r, "t", true, "nosuch"));
+	recipes_release(&r);
+	toolchain_host_release(&host);
+	/* a target's own with: is checked against its stages at its line */
+	project_file("targets/w.yaml", "triple: aarch64-unknown-linux-musl\nqemu: q\n"
+	             "stages: [rt]\nwith: [san]\n");
+	CHECK(load_fails_with("w", "with names 'san'"));
+	project_file("stages/bad.yaml", "name: bad\nextra: maybe\nsteps: [true]\n");
+	project_file("targets/b.yaml", "triple: aarch64-unknown-linux-musl\nqemu: q\nstages: [bad]\n");
+	CHECK(load_fails_with("b", "extra must be true or false"));
+}
+
+static bool depends_on(struct plan *p, const char *stage, const char *dep)
+{
+	struct node *n = stage_of(p, stage);
+	for (size_t i = 0; n && i < n->n_stage_deps; i++)
+		if (strcmp(n->stage_deps[i]->stage->name, dep) == 0)
+			return true;
+	return false;
+}
+
+/* arch_depends: only targets of that architecture wait for it; shared_depends: only targets
+ * with shared libraries */
+TEST(plan_conditional_depends)
+{
+	make_project();
+	project_file("stages/hdr.yaml", "name: hdr\nsteps: [true]\n");
+	project_file("stages/kern.yaml", "name: kern\nsteps: [true]\n");
+	project_file("stages/rt.yaml", "name: rt\ndepends: [hdr]\n"
+	             "arch_depends: {riscv64: kern}\nsteps: [true]\n");
+	project_file("stages/libc.yaml", "name: libc\ndepends: [hdr]\nshared_depends: [rt]\n"
+	             "steps: [true]\n");
+	project_file("targets/arm.yaml", "triple: aarch64-unknown-linux-musl\nqemu: q\n"
+	             "stages: [libc, rt]\n");
+	project_file("targets/rv.yaml", "triple: riscv64-unknown-linux-musl\nqemu: q\n"
+	             "stages: [libc, rt]\n");
+	const char *targets[] = {"arm", "rv"};
+	for (int i = 0; i < 2; i++)
+		for (int static_only = 0; static_only < 2; static_only++) {
+			struct plan p;
+			struct host_llvm host;
+			struct recipes r;
+			toolchain_host_fake(&host, "/nonexistent/llvm/bin", "19", "fake-identity");
+			char *work = xasprintf("%s/plan-work", scratch);
+			struct dirs dirs = {project, work, work, work, work};
+			recipes_init(&r, project);
+			struct target *t = recipes_target(&r, targets[i]);
+			CHECK(t != NULL);
+			if (t) {
+				t->static_only = static_only;
+				CHECK(plan_create(&p, &dirs, &host, 2, false, &t, 1, &r) == 0);
+				CHECK(depends_on(&p, "rt", "hdr"));
+				CHECK(depends_on(&p, "rt", "kern") == (i == 1));
+				CHECK(depends_on(&p, "libc", "rt") == !static_only);
+				plan_release(&p);
+			}
+			recipes_release(&r);
+			toolchain_host_release(&host);
+			free(work);
+		}
+	/* an arch_depends key that is not an architecture */
+	project_file("stages/bad.yaml", "name: bad\narch_depends: {riscv64-linux: kern}\nsteps: [true]\n");
+	project_file("targets/b.yaml", "triple: aarch64-unknown-linux-musl\nqemu: q\nstages: [bad]\n");
+	CHECK(load_fails_with("b", "is not an architecture"));
+}
