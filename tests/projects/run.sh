@@ -148,7 +148,7 @@ meson_counts() {
 dejagnu_counts() {
 	npass=0 nfail=0 nskip=0
 	[ -f "$1" ] || return 0
-	count() { sed -n "s/^# of $1 *\([0-9]*\)$/\1/p" "$SUM" | tail -n 1; }
+	count() { sed -n "s/^# of $1[[:space:]]*\([0-9]*\)$/\1/p" "$SUM" | tail -n 1; }
 	SUM=$1
 	n=$(count 'expected passes'); npass=${n:-0}
 	for k in 'unexpected failures' 'unexpected successes' 'unresolved testcases'; do
