@@ -463,7 +463,10 @@ static const char dejagnu_board_template[] =
 	"set_board_info exec_shell \"$crossroot_sysroot/bin/@NAME@-run\"\n"
 	"set_board_info compiler \"$crossroot_sysroot/bin/@NAME@-clang\"\n"
 	"set_board_info c++compiler \"$crossroot_sysroot/bin/@NAME@-clang++\"\n"
-	"set_board_info cflags \"\"\n"
+	"# testsuites probe features by compiling with -S or -c and take any compiler output for a\n"
+	"# missing feature (libffi's libffi_feature_test, GCC's check_no_compiler_messages): clang,\n"
+	"# unlike gcc, warns about the link flags (-L) they pass along, so that warning is off\n"
+	"set_board_info cflags \"-Wno-unused-command-line-argument\"\n"
 	"set_board_info ldflags \"\"\n"
 	"set_board_info ldscript \"\"\n";
 
