@@ -14,8 +14,9 @@
 #include "run.h"
 #include "util.h"
 
-/* One-line sources (sources.list, *.list): every "deb " line gets a "deb-src " twin. */
-static void convert_list(const char *text, struct buf *out)
+/* One-line sources (sources.list, *.list): each "deb " line, as it is (`as` "deb ") or as
+ * its "deb-src " twin; other lines are left out. */
+static void deb_lines(const char *text, struct buf *out, const char *as)
 {
 	for (const char *line = text; line && *line;) {
 		const char *end = strchr(line, '\n');
@@ -23,12 +24,17 @@ static void convert_list(const char *text, struct buf *out)
 		while (n && (*line == ' ' || *line == '\t'))
 			line++, n--;
 		if (n > 4 && strncmp(line, "deb ", 4) == 0) {
-			buf_puts(out, "deb-src ");
+			buf_puts(out, as);
 			buf_add(out, line + 4, n - 4);
 			buf_puts(out, "\n");
 		}
 		line = end ? end + 1 : NULL;
 	}
+}
+
+static void convert_list(const char *text, struct buf *out)
+{
+	deb_lines(text, out, "deb-src ");
 }
 
 /* deb822 sources (*.sources): stanzas with "Types: ... deb ..." become "Types: deb-src". */
@@ -115,17 +121,7 @@ static void read_sources(void (*one_line)(const char *, struct buf *),
 /* Binary packages: the host's "deb" lines and stanzas as they are (deb-src ones left out). */
 static void copy_list(const char *text, struct buf *out)
 {
-	for (const char *line = text; line && *line;) {
-		const char *end = strchr(line, '\n');
-		size_t n = end ? (size_t)(end - line) : strlen(line);
-		while (n && (*line == ' ' || *line == '\t'))
-			line++, n--;
-		if (n > 4 && strncmp(line, "deb ", 4) == 0) {
-			buf_add(out, line, n);
-			buf_puts(out, "\n");
-		}
-		line = end ? end + 1 : NULL;
-	}
+	deb_lines(text, out, "deb ");
 }
 
 static void copy_deb822(const char *text, struct buf *out)
