@@ -209,8 +209,30 @@ static struct node *stage_node(struct plan *p, struct recipes *r, struct target 
                                struct stage *s, struct strlist *path);
 
 /* Whether a stage target `t` builds extracts a source of this name. */
-static bool uses_source(const struct plan *p, const struct target *t, const char *name)
+/* Whether stage `s` or a stage it depends on (for target `t`) builds from source `name` */
+static bool stage_uses_source(struct recipes *r, const struct target *t,
+                              const struct stage *s, const char *name, int depth)
 {
+	if (!s || depth > 64)   /* (cycles were refused when the graph was made) */
+		return false;
+	for (size_t j = 0; j < s->sources.n; j++)
+		if (strcmp(s->sources.v[j], name) == 0)
+			return true;
+	for (size_t j = 0; j < s->depends.n; j++)
+		if (stage_uses_source(r, t, recipes_stage(r,
+		                                          recipes_substitute(t, s->depends.v[j]), NULL),
+		                      name, depth + 1))
+			return true;
+	return false;
+}
+
+/* Whether a stage of target `t` builds from source `name`: one in the graph, or one the
+ * target lists but this build leaves out (a static-only build without its extras: the
+ * target's patch set for the sanitizers' source is still the target's) */
+static bool uses_source(const struct plan *p, struct recipes *r, size_t ti,
+                        const char *name)
+{
+	const struct target *t = p->targets[ti];
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		const struct node *n = p->nodes[i];
 		if (n->kind == NODE_STAGE && n->target == t)
@@ -218,6 +240,10 @@ static bool uses_source(const struct plan *p, const struct target *t, const char
 				if (strcmp(n->stage->sources.v[j], name) == 0)
 					return true;
 	}
+	for (size_t j = 0; j < p->left_out[ti].n; j++)
+		if (stage_uses_source(r, t, recipes_stage(r, p->left_out[ti].v[j],
+		                                          NULL), name, 0))
+			return true;
 	return false;
 }
 
@@ -744,13 +770,13 @@ int plan_create(struct plan *p, const struct dirs *dirs, struct host_llvm *host,
 	for (size_t i = 0; i < n_targets && rc == 0; i++) {
 		const struct target *t = targets[i];
 		for (size_t j = 0; j + 1 < t->versions.n && rc == 0; j += 2)
-			if (!uses_source(p, t, t->versions.v[j])) {
+			if (!uses_source(p, r, i, t->versions.v[j])) {
 				location_error(&t->versions_at, "versions names source '%s', which no stage "
 				               "of target '%s' uses", t->versions.v[j], t->name);
 				rc = -1;
 			}
 		for (size_t j = 0; j + 1 < t->patch_sets.n && rc == 0; j += 2)
-			if (!uses_source(p, t, t->patch_sets.v[j])) {
+			if (!uses_source(p, r, i, t->patch_sets.v[j])) {
 				location_error(&t->patch_sets_at, "patches names source '%s', which no stage "
 				               "of target '%s' uses", t->patch_sets.v[j], t->name);
 				rc = -1;

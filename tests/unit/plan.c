@@ -264,6 +264,28 @@ TEST(plan_static_only_extras)
 	n = planned(&p, &host, &r, "t", true, "debug");
 	CHECK(n && !stage_of(&p, "san") && has_line(&n->inputs, "debug -g"));
 	unplan(&p, &host, &r);
+	/* a patch set for a source only the left-out extra builds from is still the target's: its
+	 * static-only plan is no error (it was: "patches names source ..., which no stage uses") */
+	project_file("sources/sansrc.yaml", "name: sansrc\nversion: 1\norigins:\n"
+	             "  - url: http://127.0.0.1:1/s.tar.gz\n    sha256: "
+	             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\n");
+	project_file("stages/san2.yaml", "name: san2\nextra: true\nsources: [sansrc]\n"
+	             "depends: [rt]\nsteps: [true]\n");
+	project_file("patches/sansrc/1/fix/series", "");
+	project_file("targets/tp.yaml", "triple: aarch64-unknown-linux-musl\nqemu: q\n"
+	             "stages: [rt, san2]\npatches: {sansrc: fix}\n");
+	n = planned(&p, &host, &r, "tp", true, NULL);
+	CHECK(n && !stage_of(&p, "san2") && strlist_has(&p.left_out[0], "san2"));
+	unplan(&p, &host, &r);
+	n = planned(&p, &host, &r, "tp", false, NULL);
+	CHECK(n && stage_of(&p, "san2"));
+	unplan(&p, &host, &r);
+	/* one that names a source no stage of the target builds from is still refused */
+	project_file("targets/tq.yaml", "triple: aarch64-unknown-linux-musl\nqemu: q\n"
+	             "stages: [rt]\npatches: {sansrc: fix}\n");
+	CHECK(!planned(&p, &host, &r, "tq", true, NULL));
+	recipes_release(&r);
+	toolchain_host_release(&host);
 	/* a name that is neither debug nor an extra stage is refused; one that no stage file has too */
 	CHECK(!planned(&p, &host, &r, "t", true, "rt"));
 	recipes_release(&r);

@@ -116,6 +116,10 @@ void make_project(void)
 void project_file(const char *rel, const char *text)
 {
 	char *path = xasprintf("%s/%s", project, rel);
+	char *slash = strrchr(path, '/');
+	*slash = '\0';
+	mkdir_p(path, 0755);   /* (patches/<source>/<version>/<set>/ and the like) */
+	*slash = '/';
 	write_text(path, text);
 	free(path);
 }
