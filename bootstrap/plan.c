@@ -362,6 +362,12 @@ static struct node *stage_node(struct plan *p, struct recipes *r, struct target 
 		add_dep(n, trees[i]);
 	for (size_t i = 0; i < n_deps; i++)
 		add_dep(n, deps[i]);
+	/* what it brings joins the target's graph (and sysroot) without an edge: neither waits */
+	for (size_t i = 0; i < s->brings.n; i++) {
+		struct stage *b = recipes_stage(r, recipes_substitute(t, s->brings.v[i]), NULL);
+		if (!b || !stage_node(p, r, t, b, path))
+			return NULL;
+	}
 	return n;
 }
 

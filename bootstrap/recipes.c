@@ -74,6 +74,7 @@ static void stage_free(struct stage *s)
 	strlist_release(&s->depends);
 	strlist_release(&s->arch_depends);
 	strlist_release(&s->shared_depends);
+	strlist_release(&s->brings);
 	strlist_release(&s->provides);
 	strlist_release(&s->unsupported);
 	strlist_release(&s->toolchain);
@@ -500,6 +501,8 @@ static void stage_hash(struct stage *s)
 		hash_list(&d, "arch_depends", &s->arch_depends);
 	if (s->shared_depends.n)
 		hash_list(&d, "shared_depends", &s->shared_depends);
+	if (s->brings.n)
+		hash_list(&d, "brings", &s->brings);
 	hash_list(&d, "provides", &s->provides);
 	/* hashed only when given, so adding these keys left the other recipes' keys alone */
 	if (s->has_toolchain)
@@ -677,7 +680,7 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 	                                      "steps", "exclusive", "installs", "provides",
 	                                      "unsupported", "toolchain", "supersedes", "debug",
 	                                      "machine", "vars", "extract", "resume", "extra",
-	                                      "arch_depends", "shared_depends", NULL};
+	                                      "arch_depends", "shared_depends", "brings", NULL};
 	static const char *const required[] = {"steps", NULL};   /* the name is the file's */
 	struct yamlfile f;
 	if (open_recipe(&f, r, "stages", "stage", name, from) < 0) {
@@ -765,6 +768,7 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 			               "triple, like riscv64)", s->arch_depends.v[i]);
 	yamlfile_strings(&f, yamlfile_get(&f, root, "shared_depends"), "shared_depends",
 	                 &s->shared_depends);
+	yamlfile_strings(&f, yamlfile_get(&f, root, "brings"), "brings", &s->brings);
 	yamlfile_strings(&f, toolchain, "toolchain", &s->toolchain);
 	s->has_toolchain = toolchain != NULL;
 	if (toolchain && s->installs == INSTALLS_TOOLS)

@@ -86,6 +86,9 @@ struct stage {
 	                                  builtins need Linux's headers on riscv only */
 	struct strlist shared_depends; /* more `depends` for a target with shared libraries only
 	                                  (musl links libc.so with the builtins; libc.a needs none) */
+	struct strlist brings;      /* stages a sysroot with this one also gets, which its build
+	                               does not wait for: musl brings Linux's UAPI headers to a
+	                               C-only sysroot but never reads them */
 	struct step *steps;
 	size_t n_steps;
 	char *text;                 /* the whole YAML text (the key hashes the parsed fields) */

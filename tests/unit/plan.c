@@ -312,7 +312,7 @@ static bool depends_on(struct plan *p, const char *stage, const char *dep)
 }
 
 /* arch_depends: only targets of that architecture wait for it; shared_depends: only targets
- * with shared libraries */
+ * with shared libraries; brings: in the graph without an edge */
 TEST(plan_conditional_depends)
 {
 	make_project();
@@ -320,8 +320,9 @@ TEST(plan_conditional_depends)
 	project_file("stages/kern.yaml", "name: kern\nsteps: [true]\n");
 	project_file("stages/rt.yaml", "name: rt\ndepends: [hdr]\n"
 	             "arch_depends: {riscv64: kern}\nsteps: [true]\n");
+	project_file("stages/uapi.yaml", "name: uapi\nsteps: [true]\n");
 	project_file("stages/libc.yaml", "name: libc\ndepends: [hdr]\nshared_depends: [rt]\n"
-	             "steps: [true]\n");
+	             "brings: [uapi]\nsteps: [true]\n");
 	project_file("targets/arm.yaml", "triple: aarch64-unknown-linux-musl\nqemu: q\n"
 	             "stages: [libc, rt]\n");
 	project_file("targets/rv.yaml", "triple: riscv64-unknown-linux-musl\nqemu: q\n"
@@ -344,6 +345,8 @@ TEST(plan_conditional_depends)
 				CHECK(depends_on(&p, "rt", "hdr"));
 				CHECK(depends_on(&p, "rt", "kern") == (i == 1));
 				CHECK(depends_on(&p, "libc", "rt") == !static_only);
+				/* brought: in the target's graph (its sysroot), waited for by nothing */
+				CHECK(stage_of(&p, "uapi") && !depends_on(&p, "libc", "uapi"));
 				plan_release(&p);
 			}
 			recipes_release(&r);
