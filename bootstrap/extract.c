@@ -213,18 +213,24 @@ static char *parent_of(const char *path)
 	return slash ? xstrndup(path, (size_t)(slash - path)) : xstrdup("");
 }
 
+bool extract_wanted(const struct strlist *include, const struct strlist *exclude,
+                    const char *path)
+{
+	if (exclude)
+		for (size_t i = 0; i < exclude->n; i++)
+			if (extract_path_matches(exclude->v[i], path))
+				return false;
+	if (!include || include->n == 0)
+		return true;
+	for (size_t i = 0; i < include->n; i++)
+		if (extract_path_matches(include->v[i], path))
+			return true;
+	return false;
+}
+
 static int wanted(const struct extract_options *o, const char *path)
 {
-	if (o->exclude)
-		for (size_t i = 0; i < o->exclude->n; i++)
-			if (extract_path_matches(o->exclude->v[i], path))
-				return 0;
-	if (!o->include || o->include->n == 0)
-		return 1;
-	for (size_t i = 0; i < o->include->n; i++)
-		if (extract_path_matches(o->include->v[i], path))
-			return 1;
-	return 0;
+	return extract_wanted(o->include, o->exclude, path);
 }
 
 static bool is_xz(const char *path)

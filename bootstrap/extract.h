@@ -70,4 +70,9 @@ int extract_member(const char *archive, const char *member, const char *out_path
 /* Does `pattern` match `path` or one of its leading directories? (exported for the tests) */
 int extract_path_matches(const char *pattern, const char *path);
 
+/* Is `path` (after the archive's stripped components) in what `include` and `exclude` choose?
+ * An empty or NULL include list takes everything. */
+bool extract_wanted(const struct strlist *include, const struct strlist *exclude,
+                    const char *path);
+
 #endif

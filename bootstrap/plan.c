@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cache.h"
+#include "extract.h"
 #include "util.h"
 
 /* ---- graph ---- */
@@ -43,14 +44,42 @@ static void hash_strlist(struct digest *d, const char *label, const struct strli
 
 /* The patch files of one directory (patches/<source>/<version>[/<set>]), as absolute paths in
  * name order, and their hashes as inputs. Subdirectories are patch sets, not patches. */
-static int collect_patch_dir(const char *dir, const char *label, struct strlist *paths,
-                             struct strlist *inputs)
+/* Does the patch at `path` touch a file that source `s` extracts? Its file names, "a/x" and
+ * "b/x" (applied with -p1), against the source's (or the stage's view's) extract list: a
+ * patch to libc++'s build is not the compiler's, whose view has no libcxx/, and does not key
+ * it. A file without such names counts as touching: `patch` says what is wrong with it. */
+static bool patch_in_view(const char *path, const struct source *s)
+{
+	if (s->extract.n == 0 && s->exclude.n == 0)
+		return true;
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return true;
+	char line[4096];
+	bool named = false, touches = false;
+	while (!touches && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "--- ", 4) != 0 && strncmp(line, "+++ ", 4) != 0)
+			continue;
+		char *name = line + 4;
+		name[strcspn(name, "\t\n")] = '\0';
+		char *slash = strchr(name, '/');
+		if (strcmp(name, "/dev/null") == 0 || !slash)
+			continue;
+		named = true;
+		touches = extract_wanted(&s->extract, &s->exclude, slash + 1);
+	}
+	fclose(f);
+	return touches || !named;
+}
+
+static int collect_patch_dir(const char *dir, const char *label, const struct source *s,
+                             struct strlist *paths, struct strlist *inputs)
 {
 	struct strlist names = {0};
 	int rc = list_dir(dir, &names);
 	for (size_t i = 0; i < names.n && rc == 0; i++) {
 		char *path = path_join(dir, names.v[i]);
-		if (names.v[i][0] == '.' || is_dir(path)) {
+		if (names.v[i][0] == '.' || is_dir(path) || !patch_in_view(path, s)) {
 			free(path);
 			continue;
 		}
@@ -70,11 +99,11 @@ static int collect_patches(const struct plan *p, const struct source *s, const c
                            struct strlist *paths, struct strlist *inputs)
 {
 	char *dir = xasprintf("%s/patches/%s/%s", p->dirs.root, s->name, s->version);
-	int rc = collect_patch_dir(dir, s->name, paths, inputs);
+	int rc = collect_patch_dir(dir, s->name, s, paths, inputs);
 	if (rc == 0 && set) {
 		char *sub = path_join(dir, set);
 		char *label = xasprintf("%s/%s", s->name, set);
-		rc = collect_patch_dir(sub, label, paths, inputs);
+		rc = collect_patch_dir(sub, label, s, paths, inputs);
 		free(label);
 		free(sub);
 	}
