@@ -29,6 +29,13 @@ run $C build $TARGET
 check "the $TARGET sysroot" 0 "sysroot $TARGET: $OUT/$TARGET"
 S=$OUT/$TARGET
 chmod 755 "$T"   # the unprivileged user reads the sysroots and works in $T/s
+# nor can it reach a checkout under a private directory (a CI clone in a 0700 mktemp
+# directory): every session runs a copy of crossroot over a copy of the recipes
+mkdir -p "$T/proj"
+for d in targets stages sources patches keys; do cp -R "$ROOT/$d" "$T/proj/"; done
+cp "$CROSSROOT" "$T/crossroot"
+chmod -R a+rX "$T/proj" "$T/crossroot"
+XR="$T/crossroot -C $T/proj --out $OUT"
 
 # a toy riscv64 target (a sysroot of wrappers; its program is freestanding), and a toy target
 # of the host's own machine, in a project that also has the real targets
@@ -36,12 +43,12 @@ P=$T/p
 new_project "$P"
 for d in targets stages sources patches keys; do
 	mkdir -p "$P/$d"
-	for f in "$ROOT/$d"/*; do ln -s "$f" "$P/$d/"; done
+	for f in "$T/proj/$d"/*; do ln -s "$f" "$P/$d/"; done
 done
 echo 'steps: ["mkdir -p ${destdir}/usr/lib"]' >"$P/stages/second.yaml"
 printf 'triple: riscv64-unknown-linux-musl\nqemu: qemu-riscv64-static\nstages: [second]\n' >"$P/targets/rv.yaml"
 printf 'triple: x86_64-unknown-linux-musl\nqemu: qemu-x86_64-static\nstages: [second]\n' >"$P/targets/native.yaml"
-X="$CROSSROOT -C $P --work $T/pwork --out $OUT"
+X="$T/crossroot -C $P --work $T/pwork --out $OUT"
 run $X build toy rv native
 check "toy sysroots" 0 "sysroot rv"
 
@@ -110,7 +117,7 @@ host_binfmt >"$T/binfmt.before" 2>&1
 session_checks() {   # session_checks WHO UID PREFIX COMMAND...
 	who=$1 uid=$2 out=$3
 	shift 3
-	run "$@" $CROSSROOT -C "$ROOT" --out "$OUT" exec $TARGET -- "$T/s/session.sh" "$out"
+	run "$@" $XR exec $TARGET -- "$T/s/session.sh" "$out"
 	check "$who: the command's exit status is crossroot's" 7
 	assert "$who: a shell runs the program directly, under qemu" grep -qx "ran direct on aarch64" "$out.direct"
 	assert "$who: a script it runs runs it" grep -qx "ran script on aarch64" "$out.script"
@@ -133,7 +140,7 @@ fi
 
 # side by side: an aarch64 session stays open while a riscv64 one runs; each runs only its own
 # target's programs (the host's entries, if any, do not apply inside either)
-$NOBODY $CROSSROOT -C "$ROOT" --out "$OUT" exec $TARGET -- sh -c \
+$NOBODY $XR exec $TARGET -- sh -c \
 	"cd '$T/s' && ./prog first >side.a64; ./rvprog >side.rv-in-a64 2>&1; touch side.open;
 	 while [ ! -e side.close ]; do sleep 0.1; done; ./prog second >>side.a64" &
 first=$!
@@ -153,16 +160,16 @@ run $X exec rv $TARGET -- sh -c "cd '$T/s' && ./rvprog both && ./prog both"
 check "one session with two targets runs both" 0 "both" "ran both on aarch64"
 
 # what fails, and how
-run $CROSSROOT -C "$ROOT" --out "$OUT" exec $TARGET -- sh -c 'kill -TERM $$'
+run $XR exec $TARGET -- sh -c 'kill -TERM $$'
 check "a command killed by a signal: the shell's 128 + N" 143
-run $CROSSROOT -C "$ROOT" --out "$OUT" exec $TARGET -- "$T/nosuch"
+run $XR exec $TARGET -- "$T/nosuch"
 check "a command that is not there: 127" 127
 printf 'not a program\n' >"$T/notexec"
-run $CROSSROOT -C "$ROOT" --out "$OUT" exec $TARGET -- "$T/notexec"
+run $XR exec $TARGET -- "$T/notexec"
 check "a command that cannot be executed: 126" 126
-run $CROSSROOT -C "$ROOT" --out "$OUT" exec $TARGET true
+run $XR exec $TARGET true
 check "no -- before the command: no session (125)" 125 "usage: crossroot exec"
-run $CROSSROOT -C "$ROOT" --out "$OUT" exec nosuch-target -- true
+run $XR exec nosuch-target -- true
 check "an unknown target: 125" 125
 run $CROSSROOT -C "$ROOT" --out "$T/elsewhere" exec $TARGET -- true
 check "a target not built: 125" 125 "build the target first"
@@ -172,18 +179,18 @@ run $X exec toy $TARGET -- true
 check "two targets of one machine: 125" 125 "are both aarch64 programs"
 mkdir -p "$T/fakeqemu"
 cp "$T/s/prog" "$T/fakeqemu/qemu-aarch64-static"
-run env PATH="$T/fakeqemu:$PATH" $CROSSROOT -C "$ROOT" --out "$OUT" exec $TARGET -- true
+run env PATH="$T/fakeqemu:$PATH" $XR exec $TARGET -- true
 check "an emulator that is itself a target program: 125" 125 "is itself a program for aarch64"
-run timeout 60 $CROSSROOT -C "$ROOT" --out "$OUT" exec $TARGET -- sh -c \
+run timeout 60 $XR exec $TARGET -- sh -c \
 	"PATH='$T/fakeqemu':\$PATH '$T/s/prog' loop"
 check "  (found only inside, the run wrapper stops it: 126, no loop)" 126 "itself a program for"
 run unshare --user --map-root-user sh -c \
-	"echo 0 >/proc/sys/user/max_user_namespaces && $CROSSROOT -C '$ROOT' --out '$OUT' exec $TARGET -- true"
+	"echo 0 >/proc/sys/user/max_user_namespaces && $XR exec $TARGET -- true"
 check "no user namespace allowed: 125, naming what is missing and crossroot binfmt" 125 \
 	"user.max_user_namespaces" "crossroot binfmt TARGET"
 if [ "$(id -u)" = 0 ]; then
 	run unshare --mount sh -c "mount -t tmpfs none /proc/sys/fs &&
-		$CROSSROOT -C '$ROOT' --out '$OUT' exec $TARGET -- true"
+		$XR exec $TARGET -- true"
 	check "no binfmt_misc to mount: 125, naming it" 125 "no binfmt_misc to mount at '/proc/sys/fs/binfmt_misc'"
 fi
 host_binfmt >"$T/binfmt.after" 2>&1
