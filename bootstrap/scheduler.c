@@ -88,10 +88,25 @@ static void rank_nodes(struct sched *s)
 static void finish(struct sched *s, struct node *n, bool ok)
 {
 	struct job *j = &s->jobs[n->index];
-	if (j->holds_token)
+	if (j->holds_token) {
 		jobserver_return(s->js);
-	else if (j->started)
-		s->implicit_busy = false;
+	} else if (j->started) {
+		/* crossroot's own slot is free, but a running make cannot see it, only the pipe: a
+		 * running job that holds a token takes the slot over and its token goes back to the
+		 * pipe for the makes (else musl's make, started beside an extraction, stayed at one
+		 * job for its whole minute after the extraction ended) */
+		struct job *heir = NULL;
+		for (size_t i = 0; i < s->p->n_nodes && !heir; i++)
+			if (&s->jobs[i] != j && s->jobs[i].started && s->jobs[i].pid > 0 &&
+			    s->jobs[i].holds_token)
+				heir = &s->jobs[i];
+		if (heir) {
+			heir->holds_token = false;
+			jobserver_return(s->js);
+		} else {
+			s->implicit_busy = false;
+		}
+	}
 	j->holds_token = false;
 	j->pid = 0;
 	if (j->started) {

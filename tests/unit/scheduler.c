@@ -3,7 +3,9 @@
 #define _GNU_SOURCE
 #include "unit.h"
 
+#include <fcntl.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "plan.h"
 #include "run.h"
@@ -16,7 +18,11 @@ struct fake_job {
 	double estimate;
 	int ms;
 	bool exclusive;
+	bool wants_token;           /* after sleeping, takes a token from the jobserver pipe as a
+	                               make would (and gives it back), or fails */
 };
+
+static int token_fd = -1;      /* the jobserver pipe's read end, for wants_token */
 
 struct fake_sched {
 	const struct fake_job *jobs;
@@ -47,6 +53,12 @@ static pid_t fake_start(void *ctx, struct node *n)
 	pid_t pid = fork();
 	if (pid == 0) {
 		usleep((useconds_t)j->ms * 1000);
+		if (j->wants_token) {
+			char path[64], c;
+			snprintf(path, sizeof(path), "/proc/self/fd/%d", token_fd);
+			int fd = open(path, O_RDONLY | O_NONBLOCK);
+			_exit(fd >= 0 && read(fd, &c, 1) == 1 ? 0 : 3);
+		}
 		_exit(0);
 	}
 	return pid;
@@ -104,6 +116,7 @@ static int run_fake(struct fake_sched *f, const struct fake_job *jobs, const int
 	struct jobserver js;
 	if (jobserver_init(&js, budget) < 0)
 		return -1;
+	token_fd = js.read_fd;
 	struct sched_ops ops = {f, fake_prepare, fake_start, fake_child_ended, fake_exclusive,
 	                        fake_estimate, fake_describe};
 	int rc = sched_run(&p, &ops, &js, false);
@@ -117,8 +130,8 @@ TEST(scheduler)
 
 	/* critical path first: B and its user C (20 s of work) before the short A, which comes
 	 * first in file order */
-	const struct fake_job chain[] = {{"A", 1, 10, false}, {"B", 10, 10, false},
-	                                 {"C", 10, 10, false}};
+	const struct fake_job chain[] = {{"A", 1, 10, false, false}, {"B", 10, 10, false, false},
+	                                 {"C", 10, 10, false, false}};
 	const int chain_edges[] = {-1, -1, 1};
 	CHECK(run_fake(&f, chain, chain_edges, 3, 1) == 0);
 	CHECK(strcmp(f.order, "+B-B+C-C+A-A") == 0);
@@ -126,8 +139,8 @@ TEST(scheduler)
 
 	/* two slots: when the first node to start ends first, its slot goes to the next ready
 	 * node while the other still runs (the slot was once tied to an idle engine) */
-	const struct fake_job slots[] = {{"S", 30, 20, false}, {"L", 20, 400, false},
-	                                 {"N", 10, 20, false}};
+	const struct fake_job slots[] = {{"S", 30, 20, false, false}, {"L", 20, 400, false, false},
+	                                 {"N", 10, 20, false, false}};
 	const int slot_edges[] = {-1, -1, -1};
 	CHECK(run_fake(&f, slots, slot_edges, 3, 2) == 0);
 	CHECK(strncmp(f.order, "+S+L-S+N-N-L", 12) == 0);
@@ -135,11 +148,19 @@ TEST(scheduler)
 
 	/* an exclusive node starts on the next free slot, not once the engine is idle, and
 	 * nothing else starts while it runs */
-	const struct fake_job excl[] = {{"S", 1, 20, false}, {"L", 2, 400, false},
-	                                {"X", 100, 100, true}, {"Y", 0.5, 20, false}};
+	const struct fake_job excl[] = {{"S", 1, 20, false, false}, {"L", 2, 400, false, false},
+	                                {"X", 100, 100, true, false}, {"Y", 0.5, 20, false, false}};
 	const int excl_edges[] = {-1, -1, 0, -1};
 	CHECK(run_fake(&f, excl, excl_edges, 4, 2) == 0);
 	CHECK(strncmp(f.order, "+S+L-S+X", 8) == 0);
 	CHECK(!f.other_during_exclusive);
 	CHECK(strstr(f.order, "-X+Y") != NULL);
+
+	/* when the node in crossroot's own slot ends, a running node that holds a token takes
+	 * the slot over and the token goes back to the pipe, where its make can take it (musl's
+	 * make once stayed at one job after the extraction beside it ended) */
+	const struct fake_job heir[] = {{"E", 20, 30, false, false}, {"M", 10, 200, false, true}};
+	const int heir_edges[] = {-1, -1};
+	CHECK(run_fake(&f, heir, heir_edges, 2, 2) == 0);
+	CHECK(strcmp(f.order, "+E+M-E-M") == 0);
 }
