@@ -37,7 +37,7 @@ tests/unit/run-unit: $(UNIT_SOURCES) tests/unit/unit.h $(OBJS)
 # expansion and planning (with a fake host LLVM).
 FUZZ_CC = clang-19
 FUZZ_MODULES = util lazylib yamlfile digest recipes
-FUZZ_PLAN_MODULES = $(FUZZ_MODULES) tree run toolchain cache plan
+FUZZ_PLAN_MODULES = $(FUZZ_MODULES) tree run toolchain cache extract plan
 tests/fuzz/fuzz-recipes: tests/fuzz/fuzz-recipes.c $(FUZZ_MODULES:%=bootstrap/%.c) $(HEADERS) Makefile
 	$(FUZZ_CC) -std=c17 -g -O1 $(WARN) -fsanitize=fuzzer,address,undefined \
 		-iquote bootstrap $$(pkg-config --cflags $(PKGS)) -o $@ tests/fuzz/fuzz-recipes.c \
