@@ -56,12 +56,22 @@ if [ $# = 0 ]; then set -- 'make deps main' 'make deps check'; fi
 mkdir -p "$DIR"
 
 MOUNTED=
-unmount_all() {
+# stop_roots: kill what still runs inside the roots (an interrupted `make check` there would
+# otherwise go on building, and hold its work directory, after this script is gone), then
+# unmount them
+stop_roots() {
+	for h in $HOSTS; do
+		for n in 1 2 3; do   # what a dying process started meanwhile goes in the next round
+			for p in /proc/[0-9]*; do
+				[ "$(readlink "$p/root" 2>/dev/null)" = "$DIR/$h" ] && kill -9 "${p#/proc/}" 2>/dev/null
+			done
+		done
+	done
 	for m in $MOUNTED; do umount -R "$m" 2>/dev/null || umount -R -l "$m"; done
 	MOUNTED=
 }
-trap 'unmount_all' EXIT
-trap 'unmount_all; exit 130' INT TERM
+trap 'stop_roots' EXIT
+trap 'stop_roots; exit 130' INT TERM
 
 # duration SECONDS: "12m 5s"
 duration() { echo "$(($1 / 60))m $(($1 % 60))s"; }
@@ -71,7 +81,8 @@ duration() { echo "$(($1 / 60))m $(($1 % 60))s"; }
 in_root() {
 	chroot "$DIR/$1" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb DEBIAN_FRONTEND=noninteractive \
 		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-		sh -c "$2" >>"$DIR/$1.log" 2>&1 </dev/null
+		sh -c "$2" >>"$DIR/$1.log" 2>&1 </dev/null &
+	wait $!   # (a signal interrupts `wait` at once, where a foreground child would delay the trap)
 }
 
 # prepare HOST: the root (made once), mounts, apt's service policy, make and git, the clone
@@ -123,7 +134,7 @@ for host in $HOSTS; do
 			fi
 		done
 	fi
-	unmount_all
+	stop_roots
 	[ "$result" = pass ] || status=1
 	echo "==== check-hosts: $host ($(. "$DIR/$host/etc/os-release" 2>/dev/null && echo "$PRETTY_NAME")): $result in $(duration $(($(date +%s) - start)))"
 done
