@@ -108,7 +108,8 @@ glibc-reference:
 # The README's setup on each supported Debian release, from nothing (tests/full/check-hosts.sh;
 # root): a minimal debootstrap root of Debian 12 (bookworm) and of Debian 13 (trixie) from the
 # archive this machine's apt uses, a clean clone of HEAD in each, then `make deps main` and
-# `make deps check` in a chroot; one summary line per host. Slow: per host 3 min for the root
+# `make deps check` inside it (a mount and PID namespace whose root it is: the steps' sandbox
+# and exec's sessions work there as on a machine); one summary line per host. Slow: per host 3 min for the root
 # and `make deps` (trixie, measured), then the main job cold (about 8 min on 2 cores) and the
 # test suite (about 13 min), so roughly an hour for both hosts (an estimate from those parts).
 # HOSTS=trixie (or bookworm) for one; CHECK_HOSTS_DIR (default work/check-hosts) holds the

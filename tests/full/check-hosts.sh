@@ -3,20 +3,20 @@
 # host in $HOSTS (default "bookworm trixie") it builds a minimal root with debootstrap (variant
 # minbase) from the archive this machine's apt is configured with, puts a clean clone of this
 # checkout's HEAD in it, installs what the README says to install first (make, git), and runs
-# the README's two commands in a chroot: `make deps main`, then `make deps check`.
+# the README's two commands inside it (see in_root): `make deps main`, then `make deps check`.
 #
 # CHECK_HOSTS_DIR (default work/check-hosts) holds one root per host (DIR/HOST), its log
 # (DIR/HOST.log, every command's output) and the clone (DIR/HOST/root/crossroot). An existing
 # root is reused, and so is its clone's work/ (download and stage caches): the clone is reset
 # to HEAD and cleaned but for work/, so a rerun is incremental. Arguments replace the two
 # commands: `tests/full/check-hosts.sh 'make deps' 'make' 'tests/unit/run-unit'` runs those
-# instead, each in the clone through `sh -c`. Needs root (debootstrap, chroot, mounts).
+# instead, each in the clone through `sh -c`. Needs root (debootstrap, namespaces, mounts).
 # Prints one line per command and one summary line per host: pass or fail and the duration.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HOSTS=${HOSTS:-bookworm trixie}
 DIR=${CHECK_HOSTS_DIR:-$ROOT/work/check-hosts}
-[ "$(id -u)" = 0 ] || { echo "check-hosts: needs root (debootstrap, chroot, mount)" >&2; exit 2; }
+[ "$(id -u)" = 0 ] || { echo "check-hosts: needs root (debootstrap, namespaces, mount)" >&2; exit 2; }
 command -v debootstrap >/dev/null || { echo "check-hosts: debootstrap is missing (make deps)" >&2; exit 2; }
 
 # archive_url: the first Debian archive of this machine's apt sources (one-line .list files or
@@ -60,13 +60,7 @@ MOUNTED=
 # otherwise go on building, and hold its work directory, after this script is gone), then
 # unmount them
 stop_roots() {
-	for h in $HOSTS; do
-		for n in 1 2 3; do   # what a dying process started meanwhile goes in the next round
-			for p in /proc/[0-9]*; do
-				[ "$(readlink "$p/root" 2>/dev/null)" = "$DIR/$h" ] && kill -9 "${p#/proc/}" 2>/dev/null
-			done
-		done
-	done
+	[ -n "$IN_ROOT_PID" ] && kill -KILL "$IN_ROOT_PID" 2>/dev/null   # its PID namespace dies with it
 	for m in $MOUNTED; do umount -R "$m" 2>/dev/null || umount -R -l "$m"; done
 	MOUNTED=
 }
@@ -76,13 +70,27 @@ trap 'stop_roots; exit 130' INT TERM
 # duration SECONDS: "12m 5s"
 duration() { echo "$(($1 / 60))m $(($1 % 60))s"; }
 
-# in_root HOST COMMAND: COMMAND through sh -c in the chroot with a clean environment, output
-# appended to the host's log
+# in_root HOST COMMAND: COMMAND through sh -c inside the host's root with a clean environment,
+# output appended to the host's log. Not a chroot: the kernel refuses a new user namespace to
+# a chrooted process, and a chroot's / is no mount point, so neither the steps' sandbox nor a
+# `crossroot exec` session could be made there. The command gets a mount namespace whose root
+# is the Debian root itself (bound onto itself, then pivot_root) and a PID namespace with its
+# own /proc, as on a machine; when the command's unshare is killed, everything in it dies.
+IN_ROOT_PID=
 in_root() {
-	chroot "$DIR/$1" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb DEBIAN_FRONTEND=noninteractive \
+	unshare --mount --pid --fork --kill-child --propagation private sh -c '
+		r=$1; shift
+		mount --rbind "$r" "$r" && cd "$r" && mkdir -p .check-hosts-old &&
+			pivot_root . .check-hosts-old && umount -l /.check-hosts-old &&
+			rmdir /.check-hosts-old && cd / && mount -t proc proc /proc && exec "$@"' in_root "$DIR/$1" \
+		/usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb DEBIAN_FRONTEND=noninteractive \
 		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 		sh -c "$2" >>"$DIR/$1.log" 2>&1 </dev/null &
-	wait $!   # (a signal interrupts `wait` at once, where a foreground child would delay the trap)
+	IN_ROOT_PID=$!
+	wait $IN_ROOT_PID   # (a signal interrupts `wait` at once; a foreground child would delay the trap)
+	rc=$?
+	IN_ROOT_PID=
+	return $rc
 }
 
 # prepare HOST: the root (made once), mounts, apt's service policy, make and git, the clone
@@ -97,8 +105,6 @@ prepare() {
 			: >"$r/.check-hosts-root" || return 1
 	fi
 	cp /etc/resolv.conf "$r/etc/resolv.conf" 2>/dev/null
-	mountpoint -q "$r/proc" || mount -t proc proc "$r/proc" || return 1
-	MOUNTED="$MOUNTED $r/proc"
 	for m in dev sys; do
 		mountpoint -q "$r/$m" || { mount --rbind "/$m" "$r/$m" && mount --make-rslave "$r/$m"; } || return 1
 		MOUNTED="$MOUNTED $r/$m"
