@@ -81,8 +81,8 @@ in_root() {
 	unshare --mount --pid --fork --kill-child --propagation private sh -c '
 		r=$1; shift
 		mount --rbind "$r" "$r" && cd "$r" && mkdir -p .check-hosts-old &&
-			pivot_root . .check-hosts-old && umount -l /.check-hosts-old &&
-			rmdir /.check-hosts-old && cd / && mount -t proc proc /proc && exec "$@"' in_root "$DIR/$1" \
+			pivot_root . .check-hosts-old && mount -t proc proc /proc &&
+			umount -l /.check-hosts-old && rmdir /.check-hosts-old && cd / && exec "$@"' in_root "$DIR/$1" \
 		/usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb DEBIAN_FRONTEND=noninteractive \
 		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 		sh -c "$2" >>"$DIR/$1.log" 2>&1 </dev/null &
