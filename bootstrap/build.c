@@ -237,13 +237,6 @@ static void free_env(char **env)
 	free(env);
 }
 
-/* Is `path` (of length len) `dir` or below it? */
-static bool path_below(const char *path, size_t len, const char *dir)
-{
-	size_t n = strlen(dir);
-	return len >= n && strncmp(path, dir, n) == 0 && (len == n || path[n] == '/');
-}
-
 static const char *const *list_end(struct strlist *l)
 {
 	strlist_take(l, NULL);

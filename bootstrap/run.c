@@ -181,6 +181,40 @@ static bool is_directory_nofollow(const char *path)
 	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* Can the step user (uid, gid; no other groups: the root child drops them) walk through the
+ * directory `st` is of? */
+static bool step_can_search(const struct stat *st, bool dropped, const char *path, uid_t uid,
+                            gid_t gid)
+{
+	if (!dropped)
+		return access(path, X_OK) == 0;   /* the caller's own identity, groups included */
+	if (st->st_uid == uid)
+		return st->st_mode & S_IXUSR;
+	if (st->st_gid == gid)
+		return st->st_mode & S_IXGRP;
+	return st->st_mode & S_IXOTH;
+}
+
+/* Where to put the tmpfs that hides `dir`: `dir`, or its topmost ancestor the step user cannot
+ * walk through. bwrap makes each mount point as the step user, so a hidden work directory
+ * under root's mode-0700 home (a checkout in /root) could not be reached to mount on; a tmpfs
+ * on the home itself hides no more than the step could read, and the binds below it are made
+ * in it. */
+static char *hiding_point(const char *dir, bool dropped, uid_t uid, gid_t gid)
+{
+	char *path = xstrdup(dir);
+	for (char *slash = strchr(path + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		struct stat st;
+		bool blocked = lstat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
+		               !step_can_search(&st, dropped, path, uid, gid);
+		if (blocked)
+			return path;
+		*slash = '/';
+	}
+	return path;
+}
+
 /* Build bwrap's arguments: the whole file system read-only, new /dev, /proc and /tmp, the
  * hidden directories as read-only tmpfs, then what is bound back over them. */
 static int sandbox_args_build(struct sandbox_args *a, const struct run_sandbox *sb, const char *cwd,
@@ -188,7 +222,7 @@ static int sandbox_args_build(struct sandbox_args *a, const struct run_sandbox *
 {
 	uid_t uid;
 	gid_t gid;
-	run_step_owner(&uid, &gid);
+	bool dropped = run_step_owner(&uid, &gid);
 	char ids[2][16];
 	snprintf(ids[0], sizeof(ids[0]), "%ld", (long)uid);
 	snprintf(ids[1], sizeof(ids[1]), "%ld", (long)gid);
@@ -210,14 +244,28 @@ static int sandbox_args_build(struct sandbox_args *a, const struct run_sandbox *
 	arg2(a, "--proc", "/proc");
 	arg2(a, "--tmpfs", "/tmp");
 	arg2(a, "--tmpfs", "/var/tmp");
-	struct strlist hidden = {0};
+	struct strlist points = {0}, hidden = {0};
 	for (size_t i = 0; sb->hide && sb->hide[i]; i++) {
 		const char *dir = sb->hide[i];
 		if (strcmp(dir, "/") == 0 || dir[0] != '/' || !is_directory_nofollow(dir))
 			continue;   /* nothing there to hide */
-		arg2(a, "--tmpfs", dir);
-		strlist_add(&hidden, dir);
+		char *point = hiding_point(dir, dropped, uid, gid);
+		if (strlist_has(&points, point))
+			free(point);
+		else
+			strlist_take(&points, point);
 	}
+	/* one tmpfs hides what is below it too (the work directory in a hidden home) */
+	for (size_t i = 0; i < points.n; i++) {
+		bool inside = false;
+		for (size_t k = 0; k < points.n && !inside; k++)
+			inside = k != i && path_below(points.v[i], strlen(points.v[i]), points.v[k]);
+		if (!inside) {
+			arg2(a, "--tmpfs", points.v[i]);
+			strlist_add(&hidden, points.v[i]);
+		}
+	}
+	strlist_release(&points);
 	for (size_t i = 0; sb->mask && sb->mask[i]; i++) {
 		struct stat st;
 		if (sb->mask[i][0] == '/' && lstat(sb->mask[i], &st) == 0 && !S_ISDIR(st.st_mode)) {

@@ -482,6 +482,12 @@ bool is_dir(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+bool path_below(const char *path, size_t len, const char *dir)
+{
+	size_t n = strlen(dir);
+	return len >= n && strncmp(path, dir, n) == 0 && (len == n || path[n] == '/');
+}
+
 char *path_join(const char *a, const char *b)
 {
 	if (b[0] == '/' || a[0] == '\0')

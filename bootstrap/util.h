@@ -98,6 +98,8 @@ int write_file_atomic(const char *path, const void *data, size_t len, mode_t mod
 bool path_exists(const char *path);
 bool is_dir(const char *path);
 char *path_join(const char *a, const char *b);
+/* Is `path` (its first `len` characters) `dir` or below it? */
+bool path_below(const char *path, size_t len, const char *dir);
 /* The absolute path of the program `name` as PATH finds it (only PATH's absolute entries;
  * "/usr/bin:/bin" when PATH is unset or empty), or NULL. A name holding '/' is itself, if
  * it can be executed. */

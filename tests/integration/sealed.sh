@@ -120,6 +120,21 @@ EOT
 	run $C build closed
 	check "$label: a tarball's 0700 directory and 0600 file are read by the step" 0 "sysroot closed"
 	assert "$label: (what it read)" grep -qx "closed data" "$D/sysroots/closed/usr/share/closed"
+
+	# --- work directory, caches and output in a private (0700) directory of the caller's, not
+	# under /tmp (which the sandbox replaces first): a checkout in root's home. As root, the
+	# step user cannot walk there, and bwrap could not reach the hidden work directory to
+	# mount on it. (The caller's own: nobody may not reach the checkout's work/.) ---
+	if [ -z "$OWNER" ]; then
+		mkdir -p "$ROOT/work"
+		PRIV=$(mktemp -d "$ROOT/work/sealed-private.XXXXXX")
+		run "$@" $CROSSROOT -C $P --work "$PRIV/work" --cache "$PRIV/cache" --out "$PRIV/sysroots" \
+			build closed
+		check "$label: a work directory in a private directory builds" 0 "sysroot closed"
+		assert "$label: (and its step read the source)" \
+			grep -qx "closed data" "$PRIV/sysroots/closed/usr/share/closed"
+		rm -rf "$PRIV"
+	fi
 }
 
 OWNER=
