@@ -271,13 +271,17 @@ EOT
 	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	"$S/bin/$TARGET-run" -g "$port" "$T/containers" >"$T/containers.out" 2>&1 &
 	wait_listen "$port"
-	run timeout 120 "$S/bin/$TARGET-gdb" -batch -ex "target remote 127.0.0.1:$port" -ex 'break 10' \
-		-ex continue -ex 'print v' -ex 'print s' -ex 'print m' -ex 'info line __cxa_throw' -ex continue "$T/containers"
+	# as a user's shell would run it: Python free to write bytecode next to what it imports
+	run env -u PYTHONDONTWRITEBYTECODE timeout 120 "$S/bin/$TARGET-gdb" -batch \
+		-ex "target remote 127.0.0.1:$port" -ex 'break 10' -ex continue -ex 'print v' -ex 'print s' \
+		-ex 'print m' -ex 'info line __cxa_throw' -ex continue "$T/containers"
 	wait
 	assert "gdb has libc++abi's lines (split debug information)" grep -q 'cxa_exception.cpp' "$T/out"
 	check "gdb shows libc++ containers through libc++'s printers" 0 \
 		"std::vector of length 3, capacity 3 = {1, 2, 3}" '"a string longer than the short buffer"' \
 		'std::map with 2 elements = {[1] = "one", [2] = "two"}' "exited normally"
+	# (the printers' bytecode, naming this sysroot's path, made the package refuse it)
+	assert "loading the printers wrote nothing into the sysroot" sh -c "! find '$S' -name __pycache__ | grep -q ."
 fi
 
 # Profile-guided optimisation and coverage, when the sysroot has the sanitizers stage

@@ -70,8 +70,10 @@ FIRST=$(key_of "tamper first")
 assert "the cached result of the dependency is unchanged" grep -qx 'int x;' "$CACHE/stages/$FIRST/files/usr/include/x.h"
 assert "the sysroot has the dependency's own file" grep -qx 'int x;' "$T/sysroots/tamper/usr/include/x.h"
 # a use more than CACHE_RECORD_SETTLE (2) seconds after the publish records what it checked
-# (cache.h); the next uses compare with that record, and must find the same tampering
-sleep 2.2
+# (cache.h); the next uses compare with that record, and must find the same tampering. The
+# ctimes compared are whole seconds: 2.2 s after a publish at 10.0 is 12, not past 10 + 2
+# (a fast machine's run failed so), hence 3.1 s
+sleep 3.1
 run $C build tamper
 assert "a no-op build records the check of a result" test -f "$CACHE/stages/$FIRST/checked"
 chmod u+w "$CACHE/stages/$FIRST/files/usr/include/x.h"
@@ -89,7 +91,7 @@ check "an empty key directory is found and rebuilt" 0 "its manifest is missing" 
 # entries changed in the last 2 s are not recorded: on a loaded machine the rebuild's last
 # writes can be that recent when the next run checks, so give it a few tries
 for _ in 1 2 3; do
-	sleep 2.2
+	sleep 3.1
 	run $C build tamper
 	[ -f "$CACHE/stages/$FIRST/checked" ] && break
 done
