@@ -42,8 +42,6 @@ static void hash_strlist(struct digest *d, const char *label, const struct strli
 		digest_update_string(d, l->v[i]);
 }
 
-/* The patch files of one directory (patches/<source>/<version>[/<set>]), as absolute paths in
- * name order, and their hashes as inputs. Subdirectories are patch sets, not patches. */
 /* Does the patch at `path` touch a file that source `s` extracts? Its file names, "a/x" and
  * "b/x" (applied with -p1), against the source's (or the stage's view's) extract list: a
  * patch to libc++'s build is not the compiler's, whose view has no libcxx/, and does not key
@@ -72,6 +70,9 @@ static bool patch_in_view(const char *path, const struct source *s)
 	return touches || !named;
 }
 
+/* The patch files of one directory (patches/<source>/<version>[/<set>]) that touch what `s`
+ * extracts, as absolute paths in name order, and their hashes as inputs. Subdirectories are
+ * patch sets, not patches. */
 static int collect_patch_dir(const char *dir, const char *label, const struct source *s,
                              struct strlist *paths, struct strlist *inputs)
 {
@@ -237,7 +238,6 @@ static struct node *find_stage(const struct plan *p, const struct target *t, con
 static struct node *stage_node(struct plan *p, struct recipes *r, struct target *t,
                                struct stage *s, struct strlist *path);
 
-/* Whether a stage target `t` builds extracts a source of this name. */
 /* Whether stage `s` or a stage it depends on (for target `t`) builds from source `name` */
 static bool stage_uses_source(struct recipes *r, const struct target *t,
                               const struct stage *s, const char *name, int depth)
@@ -269,10 +269,12 @@ static bool uses_source(const struct plan *p, struct recipes *r, size_t ti,
 				if (strcmp(n->stage->sources.v[j], name) == 0)
 					return true;
 	}
-	for (size_t j = 0; j < p->left_out[ti].n; j++)
-		if (stage_uses_source(r, t, recipes_stage(r, p->left_out[ti].v[j],
-		                                          NULL), name, 0))
+	for (size_t j = 0; j < t->stages.n; j++) {
+		const char *stage = recipes_substitute(t, t->stages.v[j]);
+		if (strlist_has(&p->left_out[ti], stage) &&
+		    stage_uses_source(r, t, recipes_stage(r, stage, NULL), name, 0))
 			return true;
+	}
 	return false;
 }
 
