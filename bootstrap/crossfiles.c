@@ -106,6 +106,10 @@ static char *clang_config(const char *clang_version, const struct target *t, con
 		buf_puts(&cfg, "# static runtimes only\n-static\n");
 	for (size_t i = 0; i < t->cflags.n; i++)
 		buf_printf(&cfg, "%s\n", t->cflags.v[i]);
+	if (t->driver_cflags.n)
+		buf_puts(&cfg, "# for programs built with this sysroot (the target's driver_cflags)\n");
+	for (size_t i = 0; i < t->driver_cflags.n; i++)
+		buf_printf(&cfg, "%s\n", t->driver_cflags.v[i]);
 	return buf_detach(&cfg);
 }
 

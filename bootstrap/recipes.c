@@ -92,6 +92,7 @@ static void stage_free(struct stage *s)
 static void target_free(struct target *t)
 {
 	strlist_release(&t->cflags);
+	strlist_release(&t->driver_cflags);
 	strlist_release(&t->stages);
 	strlist_release(&t->with);
 	strlist_release(&t->vars);
@@ -844,7 +845,8 @@ struct target *recipes_target(struct recipes *r, const char *name)
 	for (size_t i = 0; i < r->n_targets; i++)
 		if (strcmp(r->targets[i]->name, name) == 0)
 			return r->targets[i];
-	static const char *const allowed[] = {"description", "triple", "qemu", "cflags", "stages",
+	static const char *const allowed[] = {"description", "triple", "qemu", "cflags",
+	                                      "driver_cflags", "stages",
 	                                      "vars", "toolchain", "linux_arch", "cpu_family", "cpu",
 	                                      "endian", "static", "stage_toolchain", "substitute",
 	                                      "qemu_cpu", "versions", "patches", "libc", "with", NULL};
@@ -887,12 +889,17 @@ struct target *recipes_target(struct recipes *r, const char *name)
 	if (t->triple && (!valid_name(t->triple) || !strchr(t->triple, '-')))
 		yamlfile_error(&f, yamlfile_get(&f, root, "triple"),
 		               "triple must look like arch-vendor-os-abi (got '%s')", t->triple);
-	yaml_node_t *cflags = yamlfile_get(&f, root, "cflags");
-	yamlfile_strings(&f, cflags, "cflags", &t->cflags);
-	for (size_t i = 0; i < t->cflags.n; i++)
-		if (!safe_value(t->cflags.v[i]))
-			yamlfile_error(&f, cflags, "flag '%s' holds a character the shell would interpret "
-			               "(allowed: letters, digits and -_=.,/+:@%%)", t->cflags.v[i]);
+	static const char *const flag_lists[] = {"cflags", "driver_cflags"};
+	for (size_t k = 0; k < 2; k++) {
+		struct strlist *into = k == 0 ? &t->cflags : &t->driver_cflags;
+		yaml_node_t *flags = yamlfile_get(&f, root, flag_lists[k]);
+		yamlfile_strings(&f, flags, flag_lists[k], into);
+		for (size_t i = 0; i < into->n; i++)
+			if (!safe_value(into->v[i]))
+				yamlfile_error(&f, flags, "flag '%s' holds a character the shell would "
+				               "interpret (allowed: letters, digits and -_=.,/+:@%%)",
+				               into->v[i]);
+	}
 	yaml_node_t *toolchain = yamlfile_get(&f, root, "toolchain");
 	yamlfile_strings(&f, toolchain, "toolchain", &t->toolchain);
 	yaml_node_t *stage_toolchain = yamlfile_get(&f, root, "stage_toolchain");

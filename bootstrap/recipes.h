@@ -140,6 +140,9 @@ struct target {
 	char *qemu_cpu;             /* the CPU model it emulates (-cpu), or NULL: qemu's default
 	                               ("max", every feature qemu has) */
 	struct strlist cflags;      /* code generation flags: always used, also by the wrappers */
+	struct strlist driver_cflags;   /* flags for users' programs only (the sysroot's clang
+	                                   configuration), not the stages': a compiler defect's
+	                                   avoidance that the runtimes' own code does not need */
 	struct strlist stages;      /* wanted stages; their dependencies are added */
 	struct strlist vars;        /* extra recipe variables: name, value, name, value, ... */
 	struct strlist toolchain;   /* tools stages that provide the compilers; empty: host clang */

@@ -203,4 +203,21 @@ run bash -c ". '$T/moved/share/crossroot/env.sh' && echo \"CC=\$CC\""
 check "env.sh from bash follows a moved sysroot" 0 "CC=$T/moved/bin/toy-clang"
 run bash -c ". '$T/moved/share/crossroot/env.sh' && \$PKG_CONFIG --cflags z"
 check "the pkg-config wrapper follows it too" 0 "-I$T/moved/usr/include"
+
+# driver_cflags are for users' programs: the drivers' configuration has them, no stage key does
+printf 'driver_cflags: [-mlongcall]\ncflags: [-mcpu=cortex-a53]\n' >>"$P/targets/toy.yaml"
+run $C build toy
+check "cflags rebuild the stage" 0 "second" "sysroot toy"
+printf 'driver_cflags: [-mlongcall, -fno-plt]\ncflags: [-mcpu=cortex-a53]\n' >"$T/tail"
+sed -i '/^driver_cflags\|^cflags/d' "$P/targets/toy.yaml"
+cat "$T/tail" >>"$P/targets/toy.yaml"
+run $C plan toy
+check "driver_cflags change no stage key" 0 "second                   cached"
+run $C build toy
+check "driver_cflags assemble the sysroot again" 0 "sysroot toy"
+assert "driver_cflags come after the target's cflags in the clang configuration" \
+	sh -c "grep -x -e -mcpu=cortex-a53 -e -mlongcall -e -fno-plt '$S/bin/toy.cfg' | tr '\n' ' ' | grep -qx -- '-mcpu=cortex-a53 -mlongcall -fno-plt '"
+printf 'driver_cflags: ["-x;y"]\n' >>"$P/targets/toy.yaml"
+run $C plan toy
+check "a driver flag the shell would interpret is refused" 2 "toy.yaml" "-x;y"
 finish
