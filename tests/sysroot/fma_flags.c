@@ -1,0 +1,89 @@
+// flags: -lm
+/* fma_flags: fma and fmaf return the right bits and raise exactly the right floating-point
+ * exception flags, all five of them, in all four rounding modes. The cases are chosen so that
+ * the answer is the same on every architecture: a tiny result here is tiny before and after
+ * rounding (where tininess is detected does not matter), and an exact tiny result raises
+ * nothing. Where the machine has no fused multiply-add, musl's fmaf computes in double and
+ * decides between UNDERFLOW and INEXACT by adding again: a compiler that moved that addition
+ * past the flag test lost UNDERFLOW (armv6, mips: musl patch 0002). Values are printed as bits
+ * (every printf formats them alike), a NaN as "nan" (its sign and payload are not specified). */
+#include <fenv.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+static const int modes[] = {FE_TONEAREST, FE_DOWNWARD, FE_UPWARD, FE_TOWARDZERO};
+static const char *const mode_names[] = {"near", "down", "up", "zero"};
+
+static void print_flags(int f)
+{
+	static const struct { int flag; const char *name; } names[] = {
+		{FE_INVALID, "invalid"}, {FE_DIVBYZERO, "divbyzero"}, {FE_OVERFLOW, "overflow"},
+		{FE_UNDERFLOW, "underflow"}, {FE_INEXACT, "inexact"}};
+	int any = 0;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (f & names[i].flag) {
+			printf(" %s", names[i].name);
+			any = 1;
+		}
+	printf("%s\n", any ? "" : " none");
+}
+
+/* through volatile pointers: nothing is computed at build time or moved across fesetround */
+static float (*volatile fmaf_fn)(float, float, float) = fmaf;
+static double (*volatile fma_fn)(double, double, double) = fma;
+
+static void check_f(const char *what, float x, float y, float z)
+{
+	for (int m = 0; m < 4; m++) {
+		feclearexcept(FE_ALL_EXCEPT);
+		fesetround(modes[m]);
+		float r = fmaf_fn(x, y, z);
+		int f = fetestexcept(FE_ALL_EXCEPT);
+		fesetround(FE_TONEAREST);
+		uint32_t u;
+		memcpy(&u, &r, sizeof(u));
+		if (isnan(r))
+			printf("fmaf %-22s %-4s nan     ", what, mode_names[m]);
+		else
+			printf("fmaf %-22s %-4s %08lx", what, mode_names[m], (unsigned long)u);
+		print_flags(f);
+	}
+}
+
+static void check_d(const char *what, double x, double y, double z)
+{
+	for (int m = 0; m < 4; m++) {
+		feclearexcept(FE_ALL_EXCEPT);
+		fesetround(modes[m]);
+		double r = fma_fn(x, y, z);
+		int f = fetestexcept(FE_ALL_EXCEPT);
+		fesetround(FE_TONEAREST);
+		uint64_t u;
+		memcpy(&u, &r, sizeof(u));
+		if (isnan(r))
+			printf("fma  %-22s %-4s nan             ", what, mode_names[m]);
+		else
+			printf("fma  %-22s %-4s %016llx", what, mode_names[m], (unsigned long long)u);
+		print_flags(f);
+	}
+}
+
+int main(void)
+{
+	/* the operands are exact constants: making them raises nothing */
+	check_f("tiny-inexact", 0x1p-120f, 0x1p-120f, 0x1p-149f);
+	check_f("tiny-exact", 0x1p-100f, 0x1p-49f, 0.0f);
+	check_f("inexact", 1.0f, 1.0f, 0x1p-30f);
+	check_f("exact", 2.0f, 3.0f, 4.0f);
+	check_f("overflow", 0x1p127f, 4.0f, -0x1p127f);
+	check_f("invalid", INFINITY, 0.0f, 1.0f);
+	check_d("tiny-inexact", 0x1p-1000, 0x1p-100, 0x1p-1074);
+	check_d("tiny-exact", 0x1p-1000, 0x1p-74, 0.0);
+	check_d("inexact", 1.0, 1.0, 0x1p-60);
+	check_d("exact", 2.0, 3.0, 4.0);
+	check_d("overflow", 0x1p1023, 4.0, -0x1p1023);
+	check_d("invalid", INFINITY, 0.0, 1.0);
+	return 0;
+}
