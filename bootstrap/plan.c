@@ -508,10 +508,20 @@ static void machine_base(struct plan *p, struct node *n, size_t index)
  * same on a host without clang as on one with any clang. */
 static bool uses_host_llvm(const struct plan *p, const struct node *n, const char *step)
 {
+	/* the CMake toolchain file names the stage's compilers and binary tools (those of its
+	 * toolchain stage, if it has one) */
+	static const char *const named[] = {".cc_driver", ".cxx_driver", "ar", "nm", "ranlib",
+	                                    "strip", "objcopy"};
 	const char *cmake = toolchain_var(&n->vars, "cmake_toolchain");
+	bool cmake_names_host = false;
+	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
+		const char *tool = toolchain_var(&n->vars, named[i]);
+		cmake_names_host = cmake_names_host ||
+		                   (tool && path_below(tool, strlen(tool), p->host->bin));
+	}
 	const char *resource = p->host->resource_dir;
 	return strstr(step, p->host->bin) || (resource && strstr(step, resource)) ||
-	       (cmake && *cmake && strstr(step, cmake));
+	       (cmake_names_host && cmake && *cmake && strstr(step, cmake));
 }
 
 static bool uses_host_gcc(const struct stage *s)

@@ -46,6 +46,8 @@ steps:
     printf 'cc=%s\nclang=%s\nllvm_bin=%s\nresource=%s\nversion=%s\nsize=%s\n' "${cc}" "${clang}"
     "${llvm_bin}" "${clang_resource_dir}" "${clang_version}" "${size}" >vars.txt
   - ${size} probe >size.txt
+  # as CMake stages do (compiler-rt, libc++): the toolchain file names the stage's compilers
+  - grep -q CMAKE_C_COMPILER ${cmake_toolchain}
   - echo 'int main(void) { return 0; }' >hello.c && ${cc} -c hello.c -o hello.o
   - >-
     mkdir -p ${destdir}/usr/share/probe ${destdir}/usr/lib/clang/${clang_version}/lib/${triple} &&
