@@ -267,11 +267,22 @@ static int sandbox_args_build(struct sandbox_args *a, const struct run_sandbox *
 	}
 	strlist_release(&points);
 	for (size_t i = 0; sb->mask && sb->mask[i]; i++) {
+		const char *file = sb->mask[i];
 		struct stat st;
-		if (sb->mask[i][0] == '/' && lstat(sb->mask[i], &st) == 0 && !S_ISDIR(st.st_mode)) {
+		if (file[0] != '/' || lstat(file, &st) < 0 || S_ISDIR(st.st_mode))
+			continue;
+		/* Out of the step's sight already: below a hidden directory, or below one the step
+		 * user cannot walk through (where bwrap, as that user, could not reach it to mount
+		 * over it either: a key in root's private directory). */
+		char *point = hiding_point(file, dropped, uid, gid);
+		bool out_of_sight = strcmp(point, file) != 0;
+		free(point);
+		for (size_t k = 0; k < hidden.n && !out_of_sight; k++)
+			out_of_sight = path_below(file, strlen(file), hidden.v[k]);
+		if (!out_of_sight) {
 			strlist_add(&a->argv, "--ro-bind");
 			strlist_add(&a->argv, "/dev/null");
-			strlist_add(&a->argv, sb->mask[i]);
+			strlist_add(&a->argv, file);
 		}
 	}
 	int rc = 0;

@@ -133,6 +133,18 @@ EOT
 		check "$label: a work directory in a private directory builds" 0 "sysroot closed"
 		assert "$label: (and its step read the source)" \
 			grep -qx "closed data" "$PRIV/sysroots/closed/usr/share/closed"
+		# the remote cache's key and configuration in such a directory: the step user
+		# cannot reach them, and bwrap could not reach them to mask them either
+		PRIV=$(mktemp -d "$ROOT/work/sealed-key.XXXXXX")
+		"$CROSSROOT" key generate "$PRIV/cache.key" >/dev/null 2>&1
+		printf 'url = http://127.0.0.1:9/cache\nmode = read\nsigning-key = %s\n' "$PRIV/cache.key" \
+			>"$PRIV/remote.conf"
+		sed -i "s|$KEY|$PRIV/cache.key|; s|$D/remote.conf|$PRIV/remote.conf|" "$P/stages/snoop.yaml"
+		run env HOME="$D/home" CROSSROOT_REMOTE_CACHE_CONFIG="$PRIV/remote.conf" \
+			"$@" $CROSSROOT -C $P --work "$D/work" --cache "$D/cache" --out "$D/sysroots" build snoop
+		check "$label: a signing key in a private directory: the step builds" 0 "sysroot snoop"
+		assert "$label: (and reads neither the key nor the configuration)" \
+			sh -c "grep -qx 'key: \[\]' '$SEEN' && grep -qx 'conf: \[\]' '$SEEN'"
 		rm -rf "$PRIV"
 	fi
 }
