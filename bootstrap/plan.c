@@ -238,7 +238,8 @@ static struct node *find_stage(const struct plan *p, const struct target *t, con
 static struct node *stage_node(struct plan *p, struct recipes *r, struct target *t,
                                struct stage *s, struct strlist *path);
 
-/* Whether stage `s` or a stage it depends on (for target `t`) builds from source `name` */
+/* Whether stage `s`, or a stage it depends on or brings (for target `t`), builds from source
+ * `name` */
 static bool stage_uses_source(struct recipes *r, const struct target *t,
                               const struct stage *s, const char *name, int depth)
 {
@@ -247,12 +248,17 @@ static bool stage_uses_source(struct recipes *r, const struct target *t,
 	for (size_t j = 0; j < s->sources.n; j++)
 		if (strcmp(s->sources.v[j], name) == 0)
 			return true;
-	for (size_t j = 0; j < s->depends.n; j++)
-		if (stage_uses_source(r, t, recipes_stage(r,
-		                                          recipes_substitute(t, s->depends.v[j]), NULL),
-		                      name, depth + 1))
-			return true;
-	return false;
+	/* what the graph would build with it: the same lists stage_node follows */
+	struct strlist next = {0};
+	recipes_stage_depends(s, t, &next);
+	for (size_t j = 0; j < s->brings.n; j++)
+		strlist_add(&next, s->brings.v[j]);
+	bool found = false;
+	for (size_t j = 0; j < next.n && !found; j++)
+		found = stage_uses_source(r, t, recipes_stage(r, recipes_substitute(t, next.v[j]), NULL),
+		                          name, depth + 1);
+	strlist_release(&next);
+	return found;
 }
 
 /* Whether a stage of target `t` builds from source `name`: one in the graph, or one the
