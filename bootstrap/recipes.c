@@ -224,13 +224,25 @@ static long long parse_size(struct yamlfile *f, yaml_node_t *node)
 }
 
 /* A pool origin's path: component/prefix/package/file, nothing that leaves pool/. */
+/* A file name of Debian's archive: a name, where Debian versions also put '~'
+ * (wasi-libc_0.0~git20220510.9886d3d.orig.tar.xz); URLs take it as it is. */
+static bool debian_file_name(const char *s)
+{
+	if (!*s || *s == '.' || *s == '-' || *s == '~')
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("._+-~", *s))
+			return false;
+	return true;
+}
+
 static bool valid_pool_path(const char *path)
 {
 	int parts = 0;
 	for (const char *p = path; *p; parts++) {
 		size_t n = strcspn(p, "/");
 		char *part = xstrndup(p, n);
-		bool ok = n > 0 && valid_name(part) && strcmp(part, ".") && strcmp(part, "..");
+		bool ok = n > 0 && debian_file_name(part) && strcmp(part, ".") && strcmp(part, "..");
 		free(part);
 		if (!ok)
 			return false;
@@ -293,7 +305,7 @@ static void load_origin(struct yamlfile *f, yaml_node_t *node, struct origin *o,
 		if (!file)
 			yamlfile_error(f, node, "an apt origin needs 'file': which file of the source package");
 		const char *name = yamlfile_scalar(f, file, "file");
-		if (name && (strchr(name, '/') || !valid_name(name)))
+		if (name && (strchr(name, '/') || !debian_file_name(name)))
 			yamlfile_error(f, file, "file must be a plain file name (got '%s')", name);
 		o->file = name ? xstrdup(name) : NULL;
 	}
@@ -331,7 +343,7 @@ static void load_origin(struct yamlfile *f, yaml_node_t *node, struct origin *o,
 	const char *sigtext = yamlfile_scalar(f, sig, "signature");
 	if (sigtext && o->kind == ORIGIN_DEB)
 		yamlfile_error(f, sig, "a deb origin has no signature: apt's signed index vouches for it");
-	else if (sigtext && o->kind != ORIGIN_URL && (strchr(sigtext, '/') || !valid_name(sigtext)))
+	else if (sigtext && o->kind != ORIGIN_URL && (strchr(sigtext, '/') || !debian_file_name(sigtext)))
 		yamlfile_error(f, sig, "for an %s origin, signature is a file name of the same %s "
 		               "(got '%s')", o->kind == ORIGIN_APT ? "apt" : "pool",
 		               o->kind == ORIGIN_APT ? "source package" : "pool directory", sigtext);

@@ -191,6 +191,17 @@ CROSSROOT_APT_SOURCES=$T/apt run $C fetch pooled
 check "pool origin without an archive: said where" 3 \
 	"$P/sources/pooled.yaml:5:5: the Debian archive's pool/main/m/musl/musl_1.2.3.orig.tar.gz: the host's apt configuration names no http, https or file archive" \
 	"every origin failed"
+# Debian's file names may hold a '~' (an upstream version before its release)
+cp "$T/www/musl_1.2.3.orig.tar.gz" "$T/www/musl_1.2.3~rc1.orig.tar.gz"
+cp "$T/www/musl_1.2.3.orig.tar.gz.asc" "$T/www/musl_1.2.3~rc1.orig.tar.gz.asc"
+printf 'Types: deb\nURIs: %s/ok\nSuites: bookworm\nComponents: main\n' "$BASE" >"$T/apt/sources.list.d/loopback.sources"
+sed -e "s|musl_1.2.3.orig|musl_1.2.3~rc1.orig|g; s|name: pooled|name: pooltilde|" \
+	"$P/sources/pooled.yaml" >"$P/sources/pooltilde.yaml"
+target pooltilde
+CROSSROOT_APT_SOURCES=$T/apt run $C fetch pooltilde
+check "pool origin: a file name with a '~' is fetched and verified" 0 "good OpenPGP signature" \
+	"fetched pooltilde"
+rm -f "$T/apt/sources.list.d/loopback.sources"
 # a path that leaves the pool is a recipe error
 sed -e "s|pool: main/m/musl/musl_1.2.3.orig.tar.gz|pool: main/../../etc/passwd|; s|name: pooled|name: poolescape|" \
 	"$P/sources/pooled.yaml" >"$P/sources/poolescape.yaml"
