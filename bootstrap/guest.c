@@ -24,28 +24,58 @@
 #include "tree.h"
 #include "util.h"
 
-/* What boots one Linux architecture. A target whose linux_arch is not here is not covered. */
+/* What boots one Linux architecture. A target whose linux_arch is not here, or whose cpu a
+ * machine does not list, is not covered. */
 struct guest_machine {
 	const char *linux_arch;     /* the target's linux_arch */
+	const char *cpus;           /* the target `cpu:` values it boots, space separated; NULL: any */
 	const char *qemu;           /* the qemu-system binary */
 	const char *qemu_package;   /* the Debian package that installs it */
 	const char *board;          /* -M */
+	const char *default_cpu;    /* -cpu where the target names no qemu_cpu; NULL: the board's */
 	const char *console;        /* the kernel's console device on that board */
 	const char *kernel_source;  /* sources/<id>.yaml: the kernel's .deb */
 	const char *image;          /* the image's path in the package's data */
 };
 
 static const struct guest_machine machines[] = {
-	{"arm64", "qemu-system-aarch64", "qemu-system-arm", "virt", "ttyAMA0", "linux-image-arm64",
-	 "boot/vmlinuz-6.1.0-50-arm64"},
+	{"arm64", NULL, "qemu-system-aarch64", "qemu-system-arm", "virt", NULL, "ttyAMA0",
+	 "linux-image-arm64", "boot/vmlinuz-6.1.0-50-arm64"},
+	/* Debian's ARMv7 kernel for boards with LPAE; a Raspberry Pi 2 is a Cortex-A7. ARMv6 (the
+	 * Pi 1) has no Debian kernel and no board of qemu's virt family */
+	{"arm", "armv7", "qemu-system-arm", "qemu-system-arm", "virt", "cortex-a7", "ttyAMA0",
+	 "linux-image-armhf", "boot/vmlinuz-6.1.0-50-armmp-lpae"},
+	/* the 64-bit kernel runs i686 programs too (IA-32 emulation). Emulated (TCG) as every
+	 * machine, not under KVM: the CPU is then the target's model, whatever the host's (and
+	 * nested KVM hung here before the kernel's first line). Without the target's qemu_cpu,
+	 * "max", qemu-user's default: the board's qemu64 lacks POPCNT, which libFuzzer's
+	 * comparison hooks use unconditionally (a SIGSEGV before the first input) */
+	{"x86", NULL, "qemu-system-x86_64", "qemu-system-x86", "q35", "max", "ttyS0",
+	 "linux-image-amd64", "boot/vmlinuz-6.1.0-50-amd64"},
 };
+
+static bool cpu_listed(const char *cpus, const char *cpu)
+{
+	size_t n = cpu ? strlen(cpu) : 0;
+	for (const char *p = cpus; cpu && *p; p += strcspn(p, " "), p += strspn(p, " "))
+		if (strcspn(p, " ") == n && strncmp(p, cpu, n) == 0)
+			return true;
+	return false;
+}
 
 static const struct guest_machine *machine_of(const struct target *t)
 {
 	for (size_t i = 0; i < sizeof(machines) / sizeof(machines[0]); i++)
-		if (t->linux_arch && strcmp(machines[i].linux_arch, t->linux_arch) == 0)
+		if (t->linux_arch && strcmp(machines[i].linux_arch, t->linux_arch) == 0 &&
+		    (!machines[i].cpus || cpu_listed(machines[i].cpus, t->cpu)))
 			return &machines[i];
 	return NULL;
+}
+
+/* The -cpu of a boot: the target's qemu_cpu, else the machine's default for it, else none */
+static const char *machine_cpu(const struct guest *g)
+{
+	return g->target->qemu_cpu ? g->target->qemu_cpu : g->machine->default_cpu;
 }
 
 const char *guest_kernel_source(const struct target *t)
@@ -233,9 +263,12 @@ int guest_prepare(struct guest *g, const struct dirs *dirs, struct recipes *r,
 	if (!g->machine) {
 		struct buf known = {0};
 		for (size_t i = 0; i < sizeof(machines) / sizeof(machines[0]); i++)
-			buf_printf(&known, "%s%s", i ? ", " : "", machines[i].linux_arch);
-		error("'%s' has no kernel to boot: --system covers the Linux architectures %s, not '%s'",
-		      t->name, known.s, t->linux_arch ? t->linux_arch : "(none)");
+			buf_printf(&known, "%s%s%s%s%s", i ? ", " : "", machines[i].linux_arch,
+			           machines[i].cpus ? " (cpu " : "", machines[i].cpus ? machines[i].cpus : "",
+			           machines[i].cpus ? ")" : "");
+		error("'%s' has no kernel to boot: --system covers the Linux architectures %s, not "
+		      "'%s' (cpu %s)", t->name, known.s, t->linux_arch ? t->linux_arch : "(none)",
+		      t->cpu ? t->cpu : "(none)");
 		buf_release(&known);
 		return -1;
 	}
@@ -279,9 +312,10 @@ const char *guest_describe(const struct guest *g)
 	base = base ? base + 1 : g->kernel;
 	if (strncmp(base, "vmlinuz-", 8) == 0)   /* the release, as uname says it */
 		base += 8;
+	const char *cpu = machine_cpu(g);
 	snprintf(text, sizeof(text), "Linux %s (%s) under %s -M %s%s%s", base,
-	         g->kernel_name, g->machine->qemu, g->machine->board,
-	         g->target->qemu_cpu ? " -cpu " : "", g->target->qemu_cpu ? g->target->qemu_cpu : "");
+	         g->kernel_name, g->machine->qemu, g->machine->board, cpu ? " -cpu " : "",
+	         cpu ? cpu : "");
 	return text;
 }
 
@@ -705,9 +739,9 @@ int guest_run(struct guest *g, const struct guest_program *programs, size_t n,
 	strlist_add(&argv, g->qemu);
 	strlist_add(&argv, "-M");
 	strlist_add(&argv, g->machine->board);
-	if (g->target->qemu_cpu) {
+	if (machine_cpu(g)) {
 		strlist_add(&argv, "-cpu");
-		strlist_add(&argv, g->target->qemu_cpu);
+		strlist_add(&argv, machine_cpu(g));
 	}
 	const char *rest[] = {"-m", memory, "-smp", cpus, "-nodefaults", "-no-reboot",
 	                      "-display", "none", "-monitor", "none", "-serial", "stdio",

@@ -5,7 +5,7 @@
 // not-run: qemu-user 7.2 cannot host LSan: its leak check starts its tracer with clone(CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_UNTRACED), flags qemu refuses (EINVAL, and LSan's fatal error), and on x86_64 and aarch64 it does not get that far: qemu's mmap of its allocator region (0x500000000000) makes no progress in minutes
 /* lsan: LeakSanitizer reports a block whose last pointer was dropped, with its size and the
  * stack of its allocation, and the check ends the program with LSan's status 23; a block
- * still reachable from a global is not reported. */
+ * still reachable from a global is not reported; a dropped block the C library allocated is. */
 #include <stdlib.h>
 #include <string.h>
 #include <sanitizer/lsan_interface.h>
@@ -42,6 +42,22 @@ static void dropped(void)
 	__lsan_do_leak_check();
 }
 
+/* a block the C library allocated for the program (strdup calls malloc), then dropped: with
+ * musl the C library is the dynamic linker too, whose allocations LSan once took for its own
+ * and never reported */
+__attribute__((noinline)) static void duplicate(void)
+{
+	kept = strdup("twenty bytes of text");
+	kept = NULL;
+}
+
+static void dropped_by_libc(void)
+{
+	duplicate();
+	scrub_stack();
+	__lsan_do_leak_check();
+}
+
 int main(void)
 {
 	expect_no_report(reachable, "ERROR", "a block reachable from a global");
@@ -58,5 +74,10 @@ int main(void)
 	printf("and the stack of its allocation: %s\n", yes(stack));
 	printf("the check ends the program with status 23: %s\n", yes(exit23));
 	show_report_if(!(found && size && stack && exit23));
+
+	status = child_report(dropped_by_libc);
+	int libc = strstr(report, "Direct leak of 21 byte(s) in 1 object(s) allocated from") != NULL;
+	printf("a dropped block strdup allocated: leak reported: %s\n", yes(libc));
+	show_report_if(!libc);
 	return 0;
 }
