@@ -223,7 +223,6 @@ static long long parse_size(struct yamlfile *f, yaml_node_t *node)
 	return v * unit;
 }
 
-/* A pool origin's path: component/prefix/package/file, nothing that leaves pool/. */
 /* A file name of Debian's archive: a name, where Debian versions also put '~'
  * (wasi-libc_0.0~git20220510.9886d3d.orig.tar.xz); URLs take it as it is. */
 static bool debian_file_name(const char *s)
@@ -236,6 +235,7 @@ static bool debian_file_name(const char *s)
 	return true;
 }
 
+/* A pool origin's path: component/prefix/package/file, nothing that leaves pool/. */
 static bool valid_pool_path(const char *path)
 {
 	int parts = 0;
