@@ -512,22 +512,27 @@ static void machine_base(struct plan *p, struct node *n, size_t index)
  * the CMake toolchain file that names its compilers? Only such a stage has the host LLVM in
  * its key and on its PATH, and needs one: the llvm stage (built by the host's GCC) is the
  * same on a host without clang as on one with any clang. */
-static bool uses_host_llvm(const struct plan *p, const struct node *n, const char *step)
+static bool uses_host_llvm(const struct plan *p, const struct node *n, bool cmake_names_host,
+                           const char *step)
 {
-	/* the CMake toolchain file names the stage's compilers and binary tools (those of its
-	 * toolchain stage, if it has one) */
-	static const char *const named[] = {".cc_driver", ".cxx_driver", "ar", "nm", "ranlib",
-	                                    "strip", "objcopy"};
 	const char *cmake = toolchain_var(&n->vars, "cmake_toolchain");
-	bool cmake_names_host = false;
-	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
-		const char *tool = toolchain_var(&n->vars, named[i]);
-		cmake_names_host = cmake_names_host ||
-		                   (tool && path_below(tool, strlen(tool), p->host->bin));
-	}
 	const char *resource = p->host->resource_dir;
 	return strstr(step, p->host->bin) || (resource && strstr(step, resource)) ||
 	       (cmake_names_host && cmake && *cmake && strstr(step, cmake));
+}
+
+/* Does the stage's CMake toolchain file name a tool of the host's LLVM? It names the stage's
+ * compilers and binary tools: those of its toolchain stage, if it has one. */
+static bool cmake_file_names_host(const struct plan *p, const struct node *n)
+{
+	static const char *const named[] = {".cc_driver", ".cxx_driver", "ar", "nm", "ranlib",
+	                                    "strip", "objcopy"};
+	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
+		const char *tool = toolchain_var(&n->vars, named[i]);
+		if (tool && path_below(tool, strlen(tool), p->host->bin))
+			return true;
+	}
+	return false;
 }
 
 static bool uses_host_gcc(const struct stage *s)
@@ -854,13 +859,14 @@ int plan_create(struct plan *p, const struct dirs *dirs, struct host_llvm *host,
 			machine_base(p, n, i);
 		stage_provided(n);
 		stage_vars(p, n);
+		bool cmake_names_host = cmake_file_names_host(p, n);
 		for (size_t s = 0; s < n->stage->n_steps; s++) {
 			char *check = plan_expand(n, n->stage->steps[s].command, &n->stage->steps[s].where);
 			if (!check) {
 				plan_release(p);
 				return -1;
 			}
-			n->host_llvm = n->host_llvm || uses_host_llvm(p, n, check);
+			n->host_llvm = n->host_llvm || uses_host_llvm(p, n, cmake_names_host, check);
 			free(check);
 		}
 		if (n->host_llvm && p->host->llvm_missing) {

@@ -34,6 +34,19 @@ static void print_flags(int f)
 static float (*volatile fmaf_fn)(float, float, float) = fmaf;
 static double (*volatile fma_fn)(double, double, double) = fma;
 
+/* One line: the function, the case, the rounding mode, the result's bits (`digits` hex
+ * digits) or "nan", the flags raised */
+static void print_result(const char *fn, const char *what, int mode, int nan,
+                         unsigned long long bits, int digits, int flags)
+{
+	printf("%-4s %-22s %-4s ", fn, what, mode_names[mode]);
+	if (nan)
+		printf("%-*s", digits, "nan");
+	else
+		printf("%0*llx", digits, bits);
+	print_flags(flags);
+}
+
 static void check_f(const char *what, float x, float y, float z)
 {
 	for (int m = 0; m < 4; m++) {
@@ -44,11 +57,7 @@ static void check_f(const char *what, float x, float y, float z)
 		fesetround(FE_TONEAREST);
 		uint32_t u;
 		memcpy(&u, &r, sizeof(u));
-		if (isnan(r))
-			printf("fmaf %-22s %-4s nan     ", what, mode_names[m]);
-		else
-			printf("fmaf %-22s %-4s %08lx", what, mode_names[m], (unsigned long)u);
-		print_flags(f);
+		print_result("fmaf", what, m, isnan(r), u, 8, f);
 	}
 }
 
@@ -62,11 +71,7 @@ static void check_d(const char *what, double x, double y, double z)
 		fesetround(FE_TONEAREST);
 		uint64_t u;
 		memcpy(&u, &r, sizeof(u));
-		if (isnan(r))
-			printf("fma  %-22s %-4s nan             ", what, mode_names[m]);
-		else
-			printf("fma  %-22s %-4s %016llx", what, mode_names[m], (unsigned long long)u);
-		print_flags(f);
+		print_result("fma", what, m, isnan(r), u, 16, f);
 	}
 }
 
