@@ -91,16 +91,17 @@ static int entry_init(struct entry *e, const struct target *t, const char *sysro
 {
 	memset(e, 0, sizeof(*e));
 	e->target = t;
+	bool wasm = t->runner == RUNNER_WASI;
 	size_t m = 0;
-	while (m < sizeof(machines) / sizeof(machines[0]) &&
+	while (!wasm && m < sizeof(machines) / sizeof(machines[0]) &&
 	       strcmp(machines[m].cpu_family, t->cpu_family) != 0)
 		m++;
-	if (m == sizeof(machines) / sizeof(machines[0])) {
+	if (!wasm && m == sizeof(machines) / sizeof(machines[0])) {
 		error("binfmt: no ELF machine known for cpu_family '%s' of target '%s'",
 		      t->cpu_family, t->name);
 		return -1;
 	}
-	if (runs_natively(machines[m].machine)) {
+	if (!wasm && runs_natively(machines[m].machine)) {
 		error("binfmt: this host runs %s programs itself: an entry would catch the host's own "
 		      "programs", t->cpu_family);
 		return -1;
@@ -115,18 +116,25 @@ static int entry_init(struct entry *e, const struct target *t, const char *sysro
 		return -1;
 	}
 	e->name = xasprintf("crossroot-%s", t->name);
-	/* e_ident: class, byte order, version; OS ABI (byte 7) ignored; e_type EXEC or DYN */
-	bool big = strcmp(t->endian, "big") == 0;
-	const unsigned char ident[] = {0x7f, 'E', 'L', 'F', machines[m].bits == 64 ? 2 : 1,
-	                               big ? 2 : 1, 1};
-	memcpy(e->magic, ident, sizeof(ident));
-	memset(e->mask, 0xff, sizeof(e->mask));
-	e->mask[7] = 0;
-	e->magic[big ? 17 : 16] = 2;
-	e->mask[big ? 17 : 16] = 0xfe;
-	unsigned mach = machines[m].machine;
-	e->magic[big ? 18 : 19] = (unsigned char)(mach >> 8);
-	e->magic[big ? 19 : 18] = (unsigned char)(mach & 0xff);
+	if (wasm) {
+		/* a WebAssembly module: "\0asm" and binary format version 1 */
+		const unsigned char module[] = {0, 'a', 's', 'm', 1, 0, 0, 0};
+		memcpy(e->magic, module, sizeof(module));
+		memset(e->mask, 0xff, sizeof(module));
+	} else {
+		/* e_ident: class, byte order, version; OS ABI (byte 7) ignored; e_type EXEC or DYN */
+		bool big = strcmp(t->endian, "big") == 0;
+		const unsigned char ident[] = {0x7f, 'E', 'L', 'F', machines[m].bits == 64 ? 2 : 1,
+		                               big ? 2 : 1, 1};
+		memcpy(e->magic, ident, sizeof(ident));
+		memset(e->mask, 0xff, sizeof(e->mask));
+		e->mask[7] = 0;
+		e->magic[big ? 17 : 16] = 2;
+		e->mask[big ? 17 : 16] = 0xfe;
+		unsigned mach = machines[m].machine;
+		e->magic[big ? 18 : 19] = (unsigned char)(mach >> 8);
+		e->magic[big ? 19 : 18] = (unsigned char)(mach & 0xff);
+	}
 	for (size_t i = 0; i < MAGIC_LEN; i++)
 		snprintf(e->magic_hex + 2 * i, 3, "%02x", e->magic[i]);
 	struct buf line = {0};
@@ -445,9 +453,10 @@ static int check_entries(const struct entry *entries, size_t n)
 				      "of each machine", entries[j].target->name, t->name, t->cpu_family);
 				return -1;
 			}
-		char *emulator = path_search(t->qemu);
+		const char *program = t->runner == RUNNER_WASI ? "node" : t->qemu;
+		char *emulator = path_search(program);
 		if (!emulator) {
-			error("the emulator '%s' of target '%s' is not in PATH", t->qemu, t->name);
+			error("the emulator '%s' of target '%s' is not in PATH", program, t->name);
 			return -1;
 		}
 		unsigned char header[MAGIC_LEN] = {0};

@@ -95,6 +95,7 @@ static void target_free(struct target *t)
 	strlist_release(&t->driver_cflags);
 	strlist_release(&t->stages);
 	strlist_release(&t->with);
+	strlist_release(&t->lacks);
 	strlist_release(&t->vars);
 	strlist_release(&t->toolchain);
 	strlist_release(&t->stage_toolchain);
@@ -413,6 +414,32 @@ const char *recipes_substitute(const struct target *t, const char *name)
 bool recipes_is_role(const char *name)
 {
 	return strcmp(name, "libc") == 0 || strcmp(name, "libc-headers") == 0;
+}
+
+const char *recipes_system(const struct target *t)
+{
+	/* arch-vendor-os[-abi]: the third part, or the second of a two-part triple */
+	const char *os = strchr(t->triple, '-');
+	const char *third = os ? strchr(os + 1, '-') : NULL;
+	os = third ? third + 1 : os ? os + 1 : t->triple;
+	return strncmp(os, "wasi", 4) == 0 ? "WASI" : "Linux";
+}
+
+/* What a platform may lack, each a word test programs require: threads (pthreads, C11 and
+ * C++ threads), dlopen (shared objects loaded at run time), exceptions (C++ throw and catch),
+ * fenv (fesetround's four rounding modes and the exception flags), signals (raise, sigaction
+ * and their handlers), processes (fork, exec, wait), elf (ELF executables: program headers,
+ * PT_INTERP, static-PIE) */
+const char recipes_capabilities[] = "threads, dlopen, exceptions, fenv, signals, processes, elf";
+
+bool recipes_is_capability(const char *name)
+{
+	static const char *const known[] = {"threads", "dlopen", "exceptions", "fenv", "signals",
+	                                    "processes", "elf", NULL};
+	for (size_t i = 0; known[i]; i++)
+		if (strcmp(name, known[i]) == 0)
+			return true;
+	return false;
 }
 
 bool recipes_is_llvm_dir(const char *name)
@@ -857,12 +884,13 @@ struct target *recipes_target(struct recipes *r, const char *name)
 	for (size_t i = 0; i < r->n_targets; i++)
 		if (strcmp(r->targets[i]->name, name) == 0)
 			return r->targets[i];
-	static const char *const allowed[] = {"description", "triple", "qemu", "cflags",
+	static const char *const allowed[] = {"description", "triple", "runner", "qemu", "cflags",
 	                                      "driver_cflags", "stages",
 	                                      "vars", "toolchain", "linux_arch", "cpu_family", "cpu",
 	                                      "endian", "static", "stage_toolchain", "substitute",
-	                                      "qemu_cpu", "versions", "patches", "libc", "with", NULL};
-	static const char *const required[] = {"triple", "qemu", "stages", NULL};
+	                                      "qemu_cpu", "versions", "patches", "libc", "with",
+	                                      "lacks", NULL};
+	static const char *const required[] = {"triple", "stages", NULL};
 	struct yamlfile f;
 	if (open_recipe(&f, r, "targets", "target", name, NULL) < 0) {
 		yamlfile_release(&f);
@@ -877,13 +905,34 @@ struct target *recipes_target(struct recipes *r, const char *name)
 	if (yamlfile_get(&f, root, "description"))
 		t->description = scalar_copy(&f, root, "description");
 	t->triple = scalar_copy(&f, root, "triple");
-	t->qemu = scalar_copy(&f, root, "qemu");
+	yaml_node_t *runner = yamlfile_get(&f, root, "runner");
+	const char *runner_name = runner ? yamlfile_scalar(&f, runner, "runner") : "qemu-user";
+	if (runner_name && strcmp(runner_name, "wasi") == 0)
+		t->runner = RUNNER_WASI;
+	else if (runner_name && strcmp(runner_name, "qemu-user") != 0)
+		yamlfile_error(&f, runner, "runner must be qemu-user (Linux programs, the default) or "
+		               "wasi (WebAssembly programs under Node.js) (got '%s')", runner_name);
+	yaml_node_t *qemu = yamlfile_get(&f, root, "qemu");
+	if (t->runner == RUNNER_QEMU_USER && !qemu)
+		yamlfile_error(&f, root, "missing 'qemu': the qemu-user binary that runs the target's "
+		               "programs (runner qemu-user)");
+	else if (t->runner != RUNNER_QEMU_USER && (qemu || yamlfile_get(&f, root, "qemu_cpu")))
+		yamlfile_error(&f, qemu ? qemu : yamlfile_get(&f, root, "qemu_cpu"), "qemu and qemu_cpu "
+		               "are for runner qemu-user; this target's runner is %s", runner_name);
+	if (qemu)
+		t->qemu = scalar_copy(&f, root, "qemu");
 	/* it is written into run wrappers and Meson cross files, and run through a shell */
 	if (t->qemu && (!*t->qemu || shell_unsafe_char(t->qemu)))
-		yamlfile_error(&f, yamlfile_get(&f, root, "qemu"),
+		yamlfile_error(&f, qemu,
 		               "qemu must be a program name or path of letters, digits and "
 		               "/._+-,=:@%% (got '%s')", t->qemu);
-	if (yamlfile_get(&f, root, "qemu_cpu")) {
+	yaml_node_t *lacks = yamlfile_get(&f, root, "lacks");
+	yamlfile_strings(&f, lacks, "lacks", &t->lacks);
+	for (size_t i = 0; i < t->lacks.n; i++)
+		if (!recipes_is_capability(t->lacks.v[i]))
+			yamlfile_error(&f, lacks, "lacks names what the platform does not have: %s "
+			               "(got '%s')", recipes_capabilities, t->lacks.v[i]);
+	if (yamlfile_get(&f, root, "qemu_cpu") && t->runner == RUNNER_QEMU_USER) {
 		t->qemu_cpu = scalar_copy(&f, root, "qemu_cpu");
 		if (t->qemu_cpu && !valid_name(t->qemu_cpu))
 			yamlfile_error(&f, yamlfile_get(&f, root, "qemu_cpu"),

@@ -130,13 +130,22 @@ struct stage {
 	                                           not change it, every field that matters does */
 };
 
+/* What runs the target's programs: for `crossroot test`, the sysroot's <target>-run wrapper
+ * and the emulator CMake and Meson are given. */
+enum runner {
+	RUNNER_QEMU_USER,           /* qemu-user (the target's `qemu`): Linux programs */
+	RUNNER_WASI,                /* Node.js's WASI (preview 1): WebAssembly programs */
+};
+
 struct target {
 	char *name;                 /* file name without .yaml: the tool prefix */
 	char *path;
 	char *description;
 	char *triple;               /* what clang gets as --target */
+	enum runner runner;         /* `runner:` qemu-user (the default) or wasi */
 	char *qemu;                 /* qemu-user binary that runs the target's programs: letters,
-	                               digits and /._+-,=:@% only (run wrappers run it by a shell) */
+	                               digits and /._+-,=:@% only (run wrappers run it by a shell);
+	                               NULL for a runner other than qemu-user */
 	char *qemu_cpu;             /* the CPU model it emulates (-cpu), or NULL: qemu's default
 	                               ("max", every feature qemu has) */
 	struct strlist cflags;      /* code generation flags: always used, also by the wrappers */
@@ -171,6 +180,8 @@ struct target {
 	char *endian;               /* little or big */
 	bool static_only;           /* static runtimes only: every shared build is skipped, and
 	                               the extras are left out unless `with` names them */
+	struct strlist lacks;       /* what the platform does not have (recipes_capabilities):
+	                               the test programs that require it are skipped */
 	struct strlist with;        /* what a static-only build adds to the runtimes: stages of
 	                               its `stages` that say `extra: true`, and `debug` (musl and
 	                               libc++ compiled with -g, the archives keeping their DWARF);
@@ -236,6 +247,14 @@ bool recipes_machine_fact(const char *name);
 const char *recipes_substitute(const struct target *t, const char *name);
 /* Is `name` a role (`libc`, `libc-headers`) rather than a stage? */
 bool recipes_is_role(const char *name);
+/* The target's operating system as CMake names it (CMAKE_SYSTEM_NAME): WASI for a triple
+ * whose system part is wasi, else Linux */
+const char *recipes_system(const struct target *t);
+/* Is `name` a capability a target may lack (`lacks:`) and a test program require: threads,
+ * dlopen, exceptions, fenv, signals, processes, elf? */
+bool recipes_is_capability(const char *name);
+/* The capabilities above, for messages: "threads, dlopen, ..." */
+extern const char recipes_capabilities[];
 /* Is `name` a tool a toolchain stage can provide (cc, cxx, ar, ...)? */
 bool recipes_is_tool(const char *name);
 /* Is `name` something else a toolchain stage can provide: llvm_bin (the directory of its

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "guest.h"
+#include "recipes.h"
 #include "run.h"
 #include "sysroot.h"
 #include "searchpaths.h"
@@ -56,6 +57,11 @@ static char *header_value(struct test *t, const char *key, char *value)
 		for (char *w = strtok(value, " \t"); w; w = strtok(NULL, " \t")) {
 			if (into == &t->links && strcmp(w, "static") != 0 && strcmp(w, "dynamic") != 0)
 				return xasprintf("link '%s': a link is static or dynamic", w);
+			if (into == &t->requires && strcmp(w, "c++") != 0 && strncmp(w, "clang_rt.", 9) != 0 &&
+			    strncmp(w, "lib", 3) != 0 && !recipes_is_capability(w))
+				return xasprintf("requires '%s': a requirement is c++, a runtime (clang_rt.NAME), "
+				                 "a library (libNAME) or what a platform may lack (%s)", w,
+				                 recipes_capabilities);
 			strlist_add(into, w);
 		}
 	} else if (strcmp(key, "exit") == 0) {
@@ -210,6 +216,16 @@ static bool host_runs_target(const struct target *t)
 	       strcmp(t->endian, order) == 0;
 }
 
+/* What runs the target's programs, as `not-run-under:` and messages name it: the qemu-user
+ * binary's name, or node (WASI) */
+static const char *runner_name(const struct target *t)
+{
+	if (t->runner == RUNNER_WASI)
+		return "node";
+	const char *slash = strrchr(t->qemu, '/');
+	return slash ? slash + 1 : t->qemu;
+}
+
 /* The command that runs `exe`: under qemu-user with the sysroot as its -L prefix, or natively.
  * Natively a dynamic program runs through the sysroot's own loader (its PT_INTERP inside the
  * sysroot) with the sysroot's library directories first, as qemu -L gives them; glibc's loader
@@ -221,7 +237,9 @@ static void run_command(const struct target *t, const char *sysroot, const char 
 	const char *root = real ? real : sysroot;
 	strlist_add(argv, "timeout");
 	strlist_take(argv, xasprintf("%d", PROGRAM_TIMEOUT));
-	if (native) {
+	if (t->runner == RUNNER_WASI) {   /* the sysroot's own run wrapper, as a user runs it */
+		strlist_take(argv, xasprintf("%s/bin/%s-run", root, t->name));
+	} else if (native) {
 		strlist_add(argv, "env");
 		strlist_take(argv, xasprintf("CROSSROOT_SYSROOT=%s", root));
 		if (interp) {
@@ -354,10 +372,8 @@ static int build_one(const struct dirs *dirs, const struct target *t, const char
 	}
 	/* not-run and not-run-under name what qemu-user cannot host: on a kernel everything runs */
 	const char *not_run = on_kernel ? NULL : test->not_run;
-	const char *slash = strrchr(t->qemu, '/');
-	const char *qemu = slash ? slash + 1 : t->qemu;
 	for (size_t i = 0; i + 1 < test->not_run_under.n && !not_run && !on_kernel; i += 2)
-		if (strcmp(test->not_run_under.v[i], qemu) == 0)
+		if (strcmp(test->not_run_under.v[i], runner_name(t)) == 0)
 			not_run = test->not_run_under.v[i + 1];
 	bool native = !on_kernel && test->native && host_runs_target(t);
 	if (not_run && !native) {
@@ -387,7 +403,7 @@ static int run_user(const struct target *t, const char *sysroot, const struct te
 	bool native = test->native && host_runs_target(t);
 	struct strlist argv = {0};
 	run_command(t, sysroot, b->exe, b->interp, native, &argv);
-	char *where = native ? xstrdup("natively") : xasprintf("under %s", t->qemu);
+	char *where = native ? xstrdup("natively") : xasprintf("under %s", runner_name(t));
 	struct buf out = {0}, report = {0};
 	int status = run_logged(&argv, &out);
 	strlist_release(&argv);
@@ -710,9 +726,10 @@ int testrun_target(const struct dirs *dirs, const struct target *t,
 		strlist_add(&table->pieces, t->name);
 		strlist_add(&table->runners, t->name);
 		strlist_take(&table->runners, system ? xstrdup(guest_describe(system))
-		                                     : xasprintf("qemu-user (%s%s%s)", t->qemu,
-		                                                 t->qemu_cpu ? " -cpu " : "",
-		                                                 t->qemu_cpu ? t->qemu_cpu : ""));
+		                              : t->runner == RUNNER_WASI ? xstrdup("Node.js (WASI preview 1)")
+		                              : xasprintf("qemu-user (%s%s%s)", t->qemu,
+		                                          t->qemu_cpu ? " -cpu " : "",
+		                                          t->qemu_cpu ? t->qemu_cpu : ""));
 	}
 	if (!path_exists(stamp)) {
 		error("no sysroot for '%s' at '%s': run 'crossroot build %s' first", t->name, sysroot,
@@ -737,7 +754,8 @@ int testrun_target(const struct dirs *dirs, const struct target *t,
 		info("testing %s: programs of %s built %d at a time, then run in one boot: %s", t->name,
 		     dir, jobs, guest_describe(system));
 	else
-		info("testing %s: programs of %s under %s, %d at a time", t->name, dir, t->qemu, jobs);
+		info("testing %s: programs of %s under %s, %d at a time", t->name, dir, runner_name(t),
+		     jobs);
 	if (check_search_paths(t, sysroot, outdir, has_cxx) == 0)
 		passed++;
 	else
@@ -774,6 +792,8 @@ int testrun_target(const struct dirs *dirs, const struct target *t,
 				j->skip = xasprintf("the sysroot has no %s (sanitizers stage)", need);
 			else if (strncmp(need, "lib", 3) == 0 && !has_library(sysroot, need))
 				j->skip = xasprintf("the sysroot has no %s", need);
+			else if (strlist_has(&t->lacks, need))
+				j->skip = xasprintf("%s has no %s", t->name, need);
 		}
 		if (t->static_only) {
 			static_links_only(&j->test);

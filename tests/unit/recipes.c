@@ -178,5 +178,27 @@ TEST(recipes)
 	project_file("targets/dup.yaml", "triple: a-b-c\nqemu: q\nqemu: r\nstages: [two]\n");
 	CHECK(load_fails_with("dup",
 	                      "targets/dup.yaml:3:1: duplicate key 'qemu' (first given on line 2)"));
+	/* the runner: qemu-user needs its qemu, wasi refuses one; lacks names known capabilities */
+	project_file("targets/noqemu.yaml", "triple: a-b-c\nstages: [two]\n");
+	CHECK(load_fails_with("noqemu", "targets/noqemu.yaml:1:1: missing 'qemu'"));
+	project_file("targets/badrunner.yaml", "triple: a-b-c\nrunner: wine\nstages: [two]\n");
+	CHECK(load_fails_with("badrunner", "targets/badrunner.yaml:2:9: runner must be qemu-user"));
+	project_file("targets/wasiqemu.yaml", "triple: wasm32-unknown-wasi\nrunner: wasi\n"
+	             "stages: [two]\nqemu_cpu: max\n");
+	CHECK(load_fails_with("wasiqemu", "targets/wasiqemu.yaml:4:11: qemu and qemu_cpu are for runner "
+	                      "qemu-user"));
+	project_file("targets/badlacks.yaml", "triple: wasm32-unknown-wasi\nrunner: wasi\n"
+	             "stages: [two]\nlacks: [threads, fpu]\n");
+	CHECK(load_fails_with("badlacks", "targets/badlacks.yaml:4:8: lacks names what the platform "
+	                      "does not have"));
+	CHECK(load_fails_with("badlacks", "(got 'fpu')"));
+	project_file("targets/wasi.yaml", "triple: wasm32-unknown-wasi\nrunner: wasi\n"
+	             "stages: [two]\nlacks: [threads, fenv]\n");
+	struct recipes wr;
+	recipes_init(&wr, project);
+	struct target *wt = recipes_target(&wr, "wasi");
+	CHECK(wt && wt->runner == RUNNER_WASI && !wt->qemu && wt->lacks.n == 2 &&
+	      strcmp(recipes_system(wt), "WASI") == 0);
+	recipes_release(&wr);
 	test_recipe_limits();
 }
