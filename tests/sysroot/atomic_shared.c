@@ -1,3 +1,4 @@
+// requires: threads
 // link: dynamic
 // flags: -pthread -latomic
 // shared: atomic_shared_a_lib.c atomic_shared_b_lib.c

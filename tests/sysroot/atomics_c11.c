@@ -1,3 +1,4 @@
+// requires: threads
 // flags: -pthread
 /* atomics_c11: <stdatomic.h> read-modify-write on 1/2/4/8-byte types from several threads,
  * compare-exchange loops, bit operations and an atomic_flag spinlock. */

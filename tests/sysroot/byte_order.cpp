@@ -8,14 +8,38 @@
 #include <bit>
 #include <cstdint>
 #include <cstdio>
+#include <cerrno>
 #include <cstring>
 #include <endian.h>
+#include <fcntl.h>
 #include <fstream>
 #include <inttypes.h>
 #include <sstream>
 #include <unistd.h>
 
 static int failures;
+
+/* mkstemp, which WASI's C library leaves out (no temporary directories): there, the X's
+ * become random letters and the file is created exclusively, as mkstemp does */
+static int make_temporary(char *path)
+{
+#ifdef __wasi__
+	char *x = path + std::strlen(path) - 6;
+	for (int tries = 0; tries < 100; tries++) {
+		unsigned char random[6];
+		if (getentropy(random, sizeof random) != 0)
+			return -1;
+		for (int i = 0; i < 6; i++)
+			x[i] = "abcdefghijklmnopqrstuvwxyz"[random[i] % 26];
+		int fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	return -1;
+#else
+	return mkstemp(path);
+#endif
+}
 
 static void expect(bool ok, const char *what)
 {
@@ -66,7 +90,7 @@ int main()
 
 	/* a binary file: written with stdio, read back byte by byte and whole */
 	char path[] = "/tmp/byte_order.XXXXXX";
-	int fd = mkstemp(path);
+	int fd = make_temporary(path);
 	FILE *f = fd >= 0 ? fdopen(fd, "w+b") : nullptr;
 	expect(f != nullptr, "temporary file");
 	if (!f)

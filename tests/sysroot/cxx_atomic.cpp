@@ -1,3 +1,4 @@
+// requires: threads
 // flags: -pthread -latomic
 /* cxx_atomic: std::atomic on 1, 2, 4, 8 and 16-byte types from several threads: fetch_add on
  * integers, compare-exchange loops on 8 and 16-byte structs (16 bytes needs libatomic on

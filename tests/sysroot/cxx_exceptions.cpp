@@ -1,3 +1,4 @@
+// requires: exceptions threads
 // flags: -pthread
 /* cxx_exceptions: throw through several frames with destructors running in order, a class
  * hierarchy caught by base, rethrow, nested exceptions, std::exception_ptr across threads. */

@@ -1,3 +1,4 @@
+// requires: exceptions
 // link: dynamic
 // shared: cxx_exceptions_shared_lib.cpp
 /* cxx_exceptions_shared: exceptions crossing a shared library boundary in both directions,

@@ -1,3 +1,4 @@
+// requires: exceptions
 // link: static
 /* cxx_static: the common C++ program (cxx_link_common.h) linked with -static. */
 #include "cxx_link_common.h"

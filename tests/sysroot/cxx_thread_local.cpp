@@ -1,3 +1,4 @@
+// requires: threads
 // flags: -pthread
 /* cxx_thread_local: thread_local objects with constructors and destructors: each thread gets
  * its own, constructed on first use, destroyed when the thread exits (before join returns). */

@@ -1,3 +1,4 @@
+// requires: threads
 // flags: -pthread
 /* cxx_threads: std::thread, a mutex + condition_variable bounded queue with several producers
  * and consumers, std::async, std::promise, std::packaged_task and std::call_once. */

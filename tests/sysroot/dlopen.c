@@ -1,3 +1,4 @@
+// requires: dlopen
 // link: dynamic
 // shared: dlopen_lib.c
 /* dlopen: call into a shared library linked at build time (data, TLS, constructor), then

@@ -1,3 +1,4 @@
+// requires: fenv
 // flags: -lm
 /* fma_flags: fma and fmaf return the right bits and raise exactly the right floating-point
  * exception flags, all five of them, in all four rounding modes. The cases are chosen so that

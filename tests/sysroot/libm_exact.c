@@ -1,3 +1,4 @@
+// requires: fenv
 // flags: -lm
 /* libm_exact: the target's libm computes bit for bit what the reference does, with the same
  * floating-point exception flags, in all four rounding modes.

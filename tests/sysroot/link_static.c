@@ -1,3 +1,4 @@
+// requires: elf
 // link: static
 /* link_static: -static must give a program without PT_INTERP that loads no other object. */
 #include "link_mode.h"

@@ -1,3 +1,4 @@
+// requires: fenv
 // flags: -lm
 /* math: libm functions, fma, rounding functions, fenv rounding modes and long double,
  * printed with precisions whose rounding is stable on every architecture. */

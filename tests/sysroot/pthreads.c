@@ -1,3 +1,4 @@
+// requires: threads
 // flags: -pthread
 /* pthreads: threads, a mutex-protected sum, a condition variable barrier, join return values. */
 #include <pthread.h>

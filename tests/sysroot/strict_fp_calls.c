@@ -1,3 +1,4 @@
+// requires: fenv threads
 // link: dynamic
 // flags: -frounding-math -pthread
 // shared: strict_fp_calls_lib.c

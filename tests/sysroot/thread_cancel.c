@@ -1,3 +1,4 @@
+// requires: threads signals
 // flags: -pthread
 // native: qemu-x86_64 misaligns signal stacks (below); where the host's CPU is the target's, it runs there
 // not-run-under: qemu-x86_64-static: qemu-user 7.2 enters x86_64 signal handlers with the stack misaligned by 8, and glibc's cancellation handler unwinds through dl_iterate_phdr, which faults on an aligned SSE store (movaps)

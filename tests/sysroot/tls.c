@@ -1,3 +1,4 @@
+// requires: threads
 // flags: -pthread
 /* tls: _Thread_local and __thread variables (initialised, zero and over-aligned): every
  * thread starts from the initial values and sees only its own copy. */
