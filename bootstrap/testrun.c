@@ -576,29 +576,26 @@ static int boot_and_judge(struct guest *g, const struct target *t, const char *s
 	return rc;
 }
 
-/* The runtime pieces a sysroot holds, by the files that make them. */
+/* The runtime pieces a sysroot holds, by the files that make them; the C library by the
+ * target's name for it (musl, glibc, wasi-libc), where its libc.a or libc.so is there. */
 static char *sysroot_pieces(const char *sysroot, const struct target *t)
 {
-	/* musl has no file of its own name: a libc.a that is not glibc's */
 	static const char *const pieces[][2] = {
 		{"headers", "usr/include/linux/version.h"}, {"builtins", NULL},
 		{"libgcc", "usr/lib/gcc/*/*/libgcc.a"}, {"libatomic", "usr/lib/libatomic.a"},
-		{"glibc", "usr/include/gnu/libc-version.h"}, {"musl", "usr/lib/libc.a"},
+		{"libc", "usr/lib/libc.[as]*"},
 		{"libunwind", "usr/lib/libunwind.a"}, {"libc++abi", "usr/lib/libc++abi.a"},
 		{"libc++", "usr/lib/libc++.a"}, {"libstdc++", "usr/lib/libstdc++.a"},
 	};
-	char *glibc_header = path_join(sysroot, pieces[4][1]);
-	bool glibc = path_exists(glibc_header);
-	free(glibc_header);
 	struct buf b = {0};
 	for (size_t i = 0; i < sizeof(pieces) / sizeof(pieces[0]); i++) {
 		char *path = pieces[i][1] ? path_join(sysroot, pieces[i][1])
 		                          : xasprintf("%s/usr/lib/clang/*/lib/%s/libclang_rt.builtins.a",
 		                                      sysroot, t->triple);
+		const char *name = strcmp(pieces[i][0], "libc") == 0 && t->libc ? t->libc : pieces[i][0];
 		glob_t g;
-		bool not_musl = glibc && strcmp(pieces[i][0], "musl") == 0;
-		if (glob(path, GLOB_NOSORT, NULL, &g) == 0 && !not_musl)
-			buf_printf(&b, "%s%s", b.len ? " " : "", pieces[i][0]);
+		if (glob(path, GLOB_NOSORT, NULL, &g) == 0)
+			buf_printf(&b, "%s%s", b.len ? " " : "", name);
 		globfree(&g);
 		free(path);
 	}
