@@ -91,6 +91,13 @@ static int entry_init(struct entry *e, const struct target *t, const char *sysro
 {
 	memset(e, 0, sizeof(*e));
 	e->target = t;
+	/* a bare-metal program is an ELF file of the same machine as a Linux one: nothing in it
+	 * tells the kernel which of the two it is */
+	if (t->runner == RUNNER_SEMIHOSTING) {
+		error("binfmt: target '%s' is bare metal: its programs run on a board, through "
+		      "%s-run, and cannot be told from Linux programs of its machine", t->name, t->name);
+		return -1;
+	}
 	bool wasm = t->runner == RUNNER_WASI;
 	size_t m = 0;
 	while (!wasm && m < sizeof(machines) / sizeof(machines[0]) &&

@@ -114,6 +114,7 @@ static void target_free(struct target *t)
 	free(t->triple);
 	free(t->qemu);
 	free(t->qemu_cpu);
+	free(t->qemu_machine);
 	free(t->text);
 	free(t);
 }
@@ -416,13 +417,25 @@ bool recipes_is_role(const char *name)
 	return strcmp(name, "libc") == 0 || strcmp(name, "libc-headers") == 0;
 }
 
-const char *recipes_system(const struct target *t)
+/* The triple's operating system: arch-vendor-os[-abi]'s third part, or a two-part triple's
+ * second */
+static const char *triple_os(const struct target *t)
 {
-	/* arch-vendor-os[-abi]: the third part, or the second of a two-part triple */
 	const char *os = strchr(t->triple, '-');
 	const char *third = os ? strchr(os + 1, '-') : NULL;
-	os = third ? third + 1 : os ? os + 1 : t->triple;
-	return strncmp(os, "wasi", 4) == 0 ? "WASI" : "Linux";
+	return third ? third + 1 : os ? os + 1 : t->triple;
+}
+
+const char *recipes_system(const struct target *t)
+{
+	const char *os = triple_os(t);
+	return strncmp(os, "wasi", 4) == 0 ? "WASI" : strncmp(os, "none", 4) == 0 ? "Generic" : "Linux";
+}
+
+const char *recipes_meson_system(const struct target *t)
+{
+	const char *system = recipes_system(t);
+	return strcmp(system, "WASI") == 0 ? "wasi" : strcmp(system, "Generic") == 0 ? "none" : "linux";
 }
 
 /* What a platform may lack, each a word test programs require: threads (pthreads, C11 and
@@ -889,7 +902,7 @@ struct target *recipes_target(struct recipes *r, const char *name)
 	                                      "vars", "toolchain", "linux_arch", "cpu_family", "cpu",
 	                                      "endian", "static", "stage_toolchain", "substitute",
 	                                      "qemu_cpu", "versions", "patches", "libc", "with",
-	                                      "lacks", NULL};
+	                                      "lacks", "qemu_machine", NULL};
 	static const char *const required[] = {"triple", "stages", NULL};
 	struct yamlfile f;
 	if (open_recipe(&f, r, "targets", "target", name, NULL) < 0) {
@@ -909,16 +922,34 @@ struct target *recipes_target(struct recipes *r, const char *name)
 	const char *runner_name = runner ? yamlfile_scalar(&f, runner, "runner") : "qemu-user";
 	if (runner_name && strcmp(runner_name, "wasi") == 0)
 		t->runner = RUNNER_WASI;
+	else if (runner_name && strcmp(runner_name, "semihosting") == 0)
+		t->runner = RUNNER_SEMIHOSTING;
 	else if (runner_name && strcmp(runner_name, "qemu-user") != 0)
-		yamlfile_error(&f, runner, "runner must be qemu-user (Linux programs, the default) or "
-		               "wasi (WebAssembly programs under Node.js) (got '%s')", runner_name);
+		yamlfile_error(&f, runner, "runner must be qemu-user (Linux programs, the default), "
+		               "wasi (WebAssembly programs under Node.js) or semihosting (bare-metal "
+		               "programs on a qemu-system board) (got '%s')", runner_name);
 	yaml_node_t *qemu = yamlfile_get(&f, root, "qemu");
+	yaml_node_t *qemu_cpu = yamlfile_get(&f, root, "qemu_cpu");
+	yaml_node_t *machine = yamlfile_get(&f, root, "qemu_machine");
 	if (t->runner == RUNNER_QEMU_USER && !qemu)
 		yamlfile_error(&f, root, "missing 'qemu': the qemu-user binary that runs the target's "
 		               "programs (runner qemu-user)");
-	else if (t->runner != RUNNER_QEMU_USER && (qemu || yamlfile_get(&f, root, "qemu_cpu")))
-		yamlfile_error(&f, qemu ? qemu : yamlfile_get(&f, root, "qemu_cpu"), "qemu and qemu_cpu "
-		               "are for runner qemu-user; this target's runner is %s", runner_name);
+	else if (t->runner == RUNNER_SEMIHOSTING && (!qemu || !machine))
+		yamlfile_error(&f, root, "missing '%s': runner semihosting runs programs on a "
+		               "qemu-system board (qemu: the qemu-system binary, qemu_machine: its -M)",
+		               qemu ? "qemu_machine" : "qemu");
+	else if (t->runner == RUNNER_WASI && (qemu || qemu_cpu))
+		yamlfile_error(&f, qemu ? qemu : qemu_cpu, "qemu and qemu_cpu are for runners "
+		               "qemu-user and semihosting; this target's runner is %s", runner_name);
+	if (machine && t->runner != RUNNER_SEMIHOSTING)
+		yamlfile_error(&f, machine, "qemu_machine is for runner semihosting (a qemu-system "
+		               "board); this target's runner is %s", runner_name);
+	else if (machine) {
+		t->qemu_machine = scalar_copy(&f, root, "qemu_machine");
+		if (t->qemu_machine && !valid_name(t->qemu_machine))
+			yamlfile_error(&f, machine, "qemu_machine must be a board name of qemu-system's -M "
+			               "(got '%s')", t->qemu_machine);
+	}
 	if (qemu)
 		t->qemu = scalar_copy(&f, root, "qemu");
 	/* it is written into run wrappers and Meson cross files, and run through a shell */
@@ -932,7 +963,7 @@ struct target *recipes_target(struct recipes *r, const char *name)
 		if (!recipes_is_capability(t->lacks.v[i]))
 			yamlfile_error(&f, lacks, "lacks names what the platform does not have: %s "
 			               "(got '%s')", recipes_capabilities, t->lacks.v[i]);
-	if (yamlfile_get(&f, root, "qemu_cpu") && t->runner == RUNNER_QEMU_USER) {
+	if (qemu_cpu && t->runner != RUNNER_WASI) {
 		t->qemu_cpu = scalar_copy(&f, root, "qemu_cpu");
 		if (t->qemu_cpu && !valid_name(t->qemu_cpu))
 			yamlfile_error(&f, yamlfile_get(&f, root, "qemu_cpu"),

@@ -135,6 +135,8 @@ struct stage {
 enum runner {
 	RUNNER_QEMU_USER,           /* qemu-user (the target's `qemu`): Linux programs */
 	RUNNER_WASI,                /* Node.js's WASI (preview 1): WebAssembly programs */
+	RUNNER_SEMIHOSTING,         /* qemu-system (`qemu`) on a board (`qemu_machine`), the
+	                               program's I/O and exit through semihosting: bare metal */
 };
 
 struct target {
@@ -142,12 +144,14 @@ struct target {
 	char *path;
 	char *description;
 	char *triple;               /* what clang gets as --target */
-	enum runner runner;         /* `runner:` qemu-user (the default) or wasi */
-	char *qemu;                 /* qemu-user binary that runs the target's programs: letters,
-	                               digits and /._+-,=:@% only (run wrappers run it by a shell);
-	                               NULL for a runner other than qemu-user */
+	enum runner runner;         /* `runner:` qemu-user (the default), wasi or semihosting */
+	char *qemu;                 /* the qemu binary that runs the target's programs (qemu-user,
+	                               or qemu-system for semihosting): letters, digits and
+	                               /._+-,=:@% only (run wrappers run it by a shell); NULL for
+	                               the wasi runner */
 	char *qemu_cpu;             /* the CPU model it emulates (-cpu), or NULL: qemu's default
 	                               ("max", every feature qemu has) */
+	char *qemu_machine;         /* semihosting: qemu-system's board (-M), else NULL */
 	struct strlist cflags;      /* code generation flags: always used, also by the wrappers */
 	struct strlist driver_cflags;   /* flags for users' programs only (the sysroot's clang
 	                                   configuration), not the stages': a compiler defect's
@@ -253,6 +257,9 @@ const char *recipes_system(const struct target *t);
 /* Is `name` a capability a target may lack (`lacks:`) and a test program require: threads,
  * dlopen, exceptions, fenv, signals, processes, elf? */
 bool recipes_is_capability(const char *name);
+/* The target's operating system as Meson's host_machine system names it: linux, wasi or none
+ * (bare metal; CMake's is Generic) */
+const char *recipes_meson_system(const struct target *t);
 /* The capabilities above, for messages: "threads, dlopen, ..." */
 extern const char recipes_capabilities[];
 /* Is `name` a tool a toolchain stage can provide (cc, cxx, ar, ...)? */

@@ -237,7 +237,7 @@ static void run_command(const struct target *t, const char *sysroot, const char 
 	const char *root = real ? real : sysroot;
 	strlist_add(argv, "timeout");
 	strlist_take(argv, xasprintf("%d", PROGRAM_TIMEOUT));
-	if (t->runner == RUNNER_WASI) {   /* the sysroot's own run wrapper, as a user runs it */
+	if (t->runner != RUNNER_QEMU_USER) {   /* the sysroot's own run wrapper, as a user runs it */
 		strlist_take(argv, xasprintf("%s/bin/%s-run", root, t->name));
 	} else if (native) {
 		strlist_add(argv, "env");
@@ -264,21 +264,26 @@ static void run_command(const struct target *t, const char *sysroot, const char 
 	free(real);
 }
 
-/* The expected output of a test on target t: where a target or an architecture knowingly
- * differs, <name>.<target>.expected or <name>.<triple>.expected; else <name>.expected. */
+/* The expected output of a test on target t: where a target, an architecture or a C library
+ * knowingly differs, <name>.<target>.expected, <name>.<triple>.expected or
+ * <name>.<libc>.expected (picolibc's printf, say); else <name>.expected. */
 static char *expected_path_of(const struct target *t, const struct test *test)
 {
 	char *stem = xstrdup(test->source);
 	*strrchr(stem, '.') = '\0';
-	char *path = xasprintf("%s.%s.expected", stem, t->name);
-	if (!path_exists(path)) {
-		free(path);
-		path = xasprintf("%s.%s.expected", stem, t->triple);
+	const char *specific[] = {t->name, t->triple, t->libc};
+	char *path = NULL;
+	for (size_t i = 0; i < sizeof(specific) / sizeof(specific[0]) && !path; i++) {
+		if (!specific[i])
+			continue;
+		path = xasprintf("%s.%s.expected", stem, specific[i]);
+		if (!path_exists(path)) {
+			free(path);
+			path = NULL;
+		}
 	}
-	if (!path_exists(path)) {
-		free(path);
+	if (!path)
 		path = xasprintf("%s.expected", stem);
-	}
 	free(stem);
 	return path;
 }
@@ -724,6 +729,10 @@ int testrun_target(const struct dirs *dirs, const struct target *t,
 		strlist_add(&table->runners, t->name);
 		strlist_take(&table->runners, system ? xstrdup(guest_describe(system))
 		                              : t->runner == RUNNER_WASI ? xstrdup("Node.js (WASI preview 1)")
+		                              : t->runner == RUNNER_SEMIHOSTING ?
+		                                xasprintf("%s -M %s%s%s (semihosting)", t->qemu,
+		                                          t->qemu_machine, t->qemu_cpu ? " -cpu " : "",
+		                                          t->qemu_cpu ? t->qemu_cpu : "")
 		                              : xasprintf("qemu-user (%s%s%s)", t->qemu,
 		                                          t->qemu_cpu ? " -cpu " : "",
 		                                          t->qemu_cpu ? t->qemu_cpu : ""));

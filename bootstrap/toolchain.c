@@ -477,7 +477,7 @@ int toolchain_write_cmake_file(const char *path, const struct target *t,
 	           "set(CMAKE_SYSROOT \"%s\")\n", t->name, recipes_system(t), t->cpu,
 	           toolchain_var(vars, "sysroot"));
 	int rc = 0;
-	if (strcmp(recipes_system(t), "Linux") != 0) {
+	if (!toolchain_cmake_knows_system(t)) {
 		char *dir = xstrndup(path, (size_t)(strrchr(path, '/') - path));
 		buf_printf(&b, "list(APPEND CMAKE_MODULE_PATH \"%s/cmake\")\nset(CMAKE_SYSTEM_VERSION 1)\n",
 		           dir);
@@ -519,6 +519,12 @@ int toolchain_write_cmake_file(const char *path, const struct target *t,
 	free(headers);
 	free(rflag);
 	return rc;
+}
+
+bool toolchain_cmake_knows_system(const struct target *t)
+{
+	const char *system = recipes_system(t);
+	return strcmp(system, "Linux") == 0 || strcmp(system, "Generic") == 0;
 }
 
 int toolchain_write_cmake_platform(const char *dir, const struct target *t)

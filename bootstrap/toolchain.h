@@ -102,6 +102,9 @@ bool toolchain_is_clang(const char *driver);   /* takes --target and clang's run
 extern const char *const toolchain_llvm_tools[][2];   /* name stages know, host LLVM tool */
 extern const size_t toolchain_n_llvm_tools;
 
+/* Does CMake know the target's system (Linux, Generic), or does it need the platform module
+ * toolchain_write_cmake_platform writes (WASI)? */
+bool toolchain_cmake_knows_system(const struct target *t);
 /* CMake's platform module for a system it does not know (WASI): DIR/cmake/Platform/
  * <system>.cmake, for a toolchain file that puts DIR/cmake on CMAKE_MODULE_PATH. It sets the
  * variable projects test (WASI, as wasi-sdk's module does). Returns 0, or -1 after error(). */

@@ -703,12 +703,3 @@ void unmap_file(void *data, size_t len)
 	if (len)
 		munmap(data, len);
 }
-
-char *str_lower(const char *text)
-{
-	char *copy = xstrdup(text);
-	for (char *c = copy; *c; c++)
-		if (*c >= 'A' && *c <= 'Z')
-			*c = (char)(*c - 'A' + 'a');
-	return copy;
-}

@@ -121,8 +121,6 @@ const char *format_size(double bytes, char out[32]);
 /* Levenshtein distance, for "did you mean" suggestions. */
 /* `text` with every `what` replaced by `with`, newly allocated. */
 char *str_replace_all(const char *text, const char *what, const char *with);
-/* A copy with ASCII letters in lower case */
-char *str_lower(const char *text);
 size_t edit_distance(const char *a, const char *b);
 
 /* Set by the SIGINT/SIGTERM handler; long loops check it. */

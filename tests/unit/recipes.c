@@ -185,8 +185,25 @@ TEST(recipes)
 	CHECK(load_fails_with("badrunner", "targets/badrunner.yaml:2:9: runner must be qemu-user"));
 	project_file("targets/wasiqemu.yaml", "triple: wasm32-unknown-wasi\nrunner: wasi\n"
 	             "stages: [two]\nqemu_cpu: max\n");
-	CHECK(load_fails_with("wasiqemu", "targets/wasiqemu.yaml:4:11: qemu and qemu_cpu are for runner "
-	                      "qemu-user"));
+	CHECK(load_fails_with("wasiqemu", "targets/wasiqemu.yaml:4:11: qemu and qemu_cpu are for runners "
+	                      "qemu-user and semihosting"));
+	/* semihosting: a qemu-system binary and its board; a board is for semihosting only */
+	project_file("targets/noboard.yaml", "triple: armv7em-unknown-none-eabihf\nrunner: semihosting\n"
+	             "qemu: qemu-system-arm\nstages: [two]\n");
+	CHECK(load_fails_with("noboard", "targets/noboard.yaml:1:1: missing 'qemu_machine'"));
+	project_file("targets/userboard.yaml", "triple: a-b-c\nqemu: q\nqemu_machine: virt\nstages: [two]\n");
+	CHECK(load_fails_with("userboard", "targets/userboard.yaml:3:15: qemu_machine is for runner "
+	                      "semihosting"));
+	project_file("targets/bare.yaml", "triple: armv7em-unknown-none-eabihf\nrunner: semihosting\n"
+	             "qemu: qemu-system-arm\nqemu_machine: mps2-an386\nqemu_cpu: cortex-m4\n"
+	             "stages: [two]\n");
+	struct recipes br;
+	recipes_init(&br, project);
+	struct target *bt = recipes_target(&br, "bare");
+	CHECK(bt && bt->runner == RUNNER_SEMIHOSTING && strcmp(bt->qemu_machine, "mps2-an386") == 0 &&
+	      strcmp(bt->qemu_cpu, "cortex-m4") == 0 && strcmp(recipes_system(bt), "Generic") == 0 &&
+	      strcmp(recipes_meson_system(bt), "none") == 0);
+	recipes_release(&br);
 	project_file("targets/badlacks.yaml", "triple: wasm32-unknown-wasi\nrunner: wasi\n"
 	             "stages: [two]\nlacks: [threads, fpu]\n");
 	CHECK(load_fails_with("badlacks", "targets/badlacks.yaml:4:8: lacks names what the platform "
