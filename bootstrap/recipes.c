@@ -442,13 +442,15 @@ const char *recipes_meson_system(const struct target *t)
  * C++ threads), dlopen (shared objects loaded at run time), exceptions (C++ throw and catch),
  * fenv (fesetround's four rounding modes and the exception flags), signals (raise, sigaction
  * and their handlers), processes (fork, exec, wait), elf (ELF executables: program headers,
- * PT_INTERP, static-PIE) */
-const char recipes_capabilities[] = "threads, dlopen, exceptions, fenv, signals, processes, elf";
+ * PT_INTERP, static-PIE), files (a file system with directories: std::filesystem, and the
+ * C++ file streams, which libc++ builds only with it) */
+const char recipes_capabilities[] = "threads, dlopen, exceptions, fenv, signals, processes, elf, "
+                                    "files";
 
 bool recipes_is_capability(const char *name)
 {
 	static const char *const known[] = {"threads", "dlopen", "exceptions", "fenv", "signals",
-	                                    "processes", "elf", NULL};
+	                                    "processes", "elf", "files", NULL};
 	for (size_t i = 0; known[i]; i++)
 		if (strcmp(name, known[i]) == 0)
 			return true;

@@ -255,7 +255,7 @@ bool recipes_is_role(const char *name);
  * whose system part is wasi, else Linux */
 const char *recipes_system(const struct target *t);
 /* Is `name` a capability a target may lack (`lacks:`) and a test program require: threads,
- * dlopen, exceptions, fenv, signals, processes, elf? */
+ * dlopen, exceptions, fenv, signals, processes, elf, files? */
 bool recipes_is_capability(const char *name);
 /* The target's operating system as Meson's host_machine system names it: linux, wasi or none
  * (bare metal; CMake's is Generic) */

@@ -1,3 +1,4 @@
+// requires: files
 /* cxx_filesystem: std::filesystem in a fresh directory under /tmp: create directories and
  * files, iterate (sorted), sizes, rename, copy, symlinks, errors, remove_all. */
 #include <algorithm>
