@@ -1,0 +1,105 @@
+#!/bin/sh
+# Bare metal in make check: armv7em-none-eabihf (Cortex-M4F) built from real sources (compiler-rt's
+# bare-metal builtins, picolibc, libunwind + libc++abi + libc++ without exceptions and threads;
+# about 2 min 30 s cold on 2 cores), its programs run on qemu-system-arm's mps2-an386 board
+# through semihosting, and a user's C and C++ programs and a CMake project with CTest built with
+# nothing but the sysroot's files.
+. "$(dirname "$0")/../lib/common.sh"
+TARGET=armv7em-none-eabihf
+CACHE=${CROSSROOT_CACHE:-$ROOT/work/cache}
+C="$CROSSROOT --work $T/work --out $T/sysroots --cache $CACHE"
+S=$T/sysroots/$TARGET
+
+run $C build $TARGET
+cat "$T/out"
+check "crossroot build $TARGET" 0 "sysroot $TARGET: $S"
+run $C test --table "$T/table.md" $TARGET
+cat "$T/out"
+check "every program that needs nothing bare metal lacks passes" 0 " 0 failed"
+for p in hello builtins stdio_locale iconv_euckr cxx_format cxx_iostream_locale; do
+	assert "$p ran on the board" grep -q "^ok   $p " "$T/out"
+done
+assert "programs that need an operating system are skipped, with the reason" \
+	grep -q "^skip pthreads .*($TARGET has no threads)" "$T/out"
+run cat "$T/table.md"
+check "the support table names the board and the pieces" 0 \
+	"qemu-system-arm -M mps2-an386 -cpu cortex-m4 (semihosting)" \
+	"| $TARGET | builtins picolibc libunwind libc++abi libc++ |"
+
+cat >"$T/args.c" <<'EOT'
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+int main(int argc, char **argv)
+{
+	volatile float two = 2.0f;
+	float root = sqrtf(two);
+	unsigned bits;
+	memcpy(&bits, &root, sizeof bits);
+	printf("argc=%d last=%s sqrtf(2)=%08x %.3f\n", argc, argv[argc - 1], bits, (double)root);
+	return argc + 10;
+}
+EOT
+run "$S/bin/$TARGET-clang" -O2 "$T/args.c" -o "$T/args" -lm
+check "the C wrapper compiles and links a firmware image with no other flag" 0
+run readelf -A "$T/args"
+check "the code is the Cortex-M4F's" 0 'Tag_CPU_name: "cortex-m4"' "Tag_CPU_arch: v7E-M" \
+	"Tag_CPU_arch_profile: Microcontroller" "Tag_ABI_VFP_args: VFP registers"
+run "$S/bin/$TARGET-run" "$T/args" one two
+check "the run wrapper passes arguments and the exit status" 13 \
+	"argc=3 last=two sqrtf(2)=3fb504f3 1.414"
+run "$S/bin/$TARGET-run" "$T/nonexistent"
+check "a missing program is exit status 127" 127
+run "$S/bin/$TARGET-run" "$T/args.c"
+check "a file that is not a program is exit status 126" 126
+run $C binfmt $TARGET
+assert "binfmt refuses a bare-metal target" test "$STATUS" != 0
+assert "binfmt says why" grep -q "bare metal" "$T/out"
+
+cat >"$T/prog.cpp" <<'EOT'
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+int main()
+{
+	std::istringstream in("b a b c b");
+	std::map<std::string, int> words;
+	for (std::string w; in >> w;)
+		words[w]++;
+	std::vector<std::pair<std::string, int>> sorted(words.begin(), words.end());
+	std::sort(sorted.begin(), sorted.end(), [](auto &x, auto &y) { return x.second > y.second; });
+	for (const auto &[w, n] : sorted)
+		std::cout << w << '=' << n << '\n';
+	return 0;
+}
+EOT
+run "$S/bin/$TARGET-clang++" -std=c++20 -O2 "$T/prog.cpp" -o "$T/prog"
+check "the C++ wrapper builds iostreams, containers and algorithms" 0
+run "$S/bin/$TARGET-run" "$T/prog"
+check "the C++ program runs on the board" 0 "b=3"
+printf 'int main() { try { throw 1; } catch (int) { return 0; } }\n' >"$T/throw.cpp"
+run "$S/bin/$TARGET-clang++" "$T/throw.cpp" -o "$T/throw"
+check "C++ exceptions are a compile error, not a link error" 1
+
+mkdir -p "$T/cm"
+cat >"$T/cm/CMakeLists.txt" <<'EOT'
+cmake_minimum_required(VERSION 3.13)
+project(baremetal C)
+enable_testing()
+add_executable(args args.c)
+target_link_libraries(args m)
+add_test(NAME runs-on-the-board COMMAND args x)
+# its exit status is argc + 10: the output decides
+set_tests_properties(runs-on-the-board PROPERTIES PASS_REGULAR_EXPRESSION "argc=2 last=x")
+EOT
+cp "$T/args.c" "$T/cm/"
+run cmake -S "$T/cm" -B "$T/cm/build" -DCMAKE_TOOLCHAIN_FILE="$S/share/crossroot/toolchain.cmake"
+check "CMake configures with the toolchain file (system Generic)" 0
+run cmake --build "$T/cm/build"
+check "CMake builds" 0
+run ctest --test-dir "$T/cm/build" --output-on-failure
+check "CTest runs the test on the board through the run wrapper" 0
+finish
