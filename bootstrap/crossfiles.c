@@ -416,7 +416,8 @@ static const char semihosting_run_template[] =
 	"for word in \"$(basename \"$prog\")\" \"$@\"; do\n"
 	"\tconfig=$config,arg=$(printf '%s' \"$word\" | sed 's/,/,,/g')\n"
 	"done\n"
-	"exec @QEMU@ -M @MACHINE@ -nographic -monitor none -serial none \\\n"
+	"# -bios none: no firmware of qemu's runs first (RISC-V's virt board would start OpenSBI)\n"
+	"exec @QEMU@ -M @MACHINE@ -bios none -nographic -monitor none -serial none \\\n"
 	"\t-chardev stdio,id=console -semihosting-config \"$config\" -kernel \"$prog\"\n";
 
 /* Node.js 18 (Debian 12) and later: its WASI module, the version option where it has one */

@@ -135,6 +135,18 @@ void recipes_release(struct recipes *r)
 }
 
 /* Names become file names and directory names: keep them boring. */
+/* qemu's -cpu: a model and its properties (cortex-m4, rv32,f=false), written into run
+ * wrappers unquoted */
+static bool valid_cpu_model(const char *s)
+{
+	if (!isalnum((unsigned char)*s))
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("._+-,=", *s))
+			return false;
+	return true;
+}
+
 static bool valid_name(const char *s)
 {
 	if (!*s || *s == '.' || *s == '-')
@@ -967,9 +979,10 @@ struct target *recipes_target(struct recipes *r, const char *name)
 			               "(got '%s')", recipes_capabilities, t->lacks.v[i]);
 	if (qemu_cpu && t->runner != RUNNER_WASI) {
 		t->qemu_cpu = scalar_copy(&f, root, "qemu_cpu");
-		if (t->qemu_cpu && !valid_name(t->qemu_cpu))
+		if (t->qemu_cpu && !valid_cpu_model(t->qemu_cpu))
 			yamlfile_error(&f, yamlfile_get(&f, root, "qemu_cpu"),
-			               "qemu_cpu must be a CPU model name of qemu's -cpu (got '%s')", t->qemu_cpu);
+			               "qemu_cpu must be a CPU model of qemu's -cpu, with its properties if any "
+			               "(cortex-m4, rv32,f=false) (got '%s')", t->qemu_cpu);
 	}
 	if (yamlfile_get(&f, root, "libc")) {
 		t->libc = scalar_copy(&f, root, "libc");
