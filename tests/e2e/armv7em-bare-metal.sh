@@ -52,6 +52,18 @@ run "$S/bin/$TARGET-run" "$T/nonexistent"
 check "a missing program is exit status 127" 127
 run "$S/bin/$TARGET-run" "$T/args.c"
 check "a file that is not a program is exit status 126" 126
+# gdb on the board: the run wrapper's -g PORT waits at reset for the sysroot's gdb
+run "$S/bin/$TARGET-clang" -g -O0 "$T/args.c" -o "$T/args-g" -lm
+check "a debug build links" 0
+port=$((20000 + $$ % 20000))
+"$S/bin/$TARGET-run" -g "$port" "$T/args-g" one >"$T/board.out" 2>&1 &
+board=$!
+run timeout 120 "$S/bin/$TARGET-gdb" -batch -ex "target remote 127.0.0.1:$port" -ex "break main" \
+	-ex continue -ex "print argc" -ex continue "$T/args-g"
+check "the sysroot's gdb stops the program at main on the board and reads its arguments" 0 \
+	"Breakpoint 1, main" '$1 = 2' "exited with code 014"
+wait "$board"
+assert "the board ran the program to its end under gdb" grep -q "argc=2 last=one" "$T/board.out"
 run $C binfmt $TARGET
 assert "binfmt refuses a bare-metal target" test "$STATUS" != 0
 assert "binfmt says why" grep -q "bare metal" "$T/out"
