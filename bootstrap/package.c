@@ -367,6 +367,8 @@ static int describe_inputs(const struct plan *p, const struct target *t, struct 
 		buf_printf(&flags, "%s%s", i ? " " : "", t->cflags.v[i]);
 	for (size_t i = 0; i < t->driver_cflags.n; i++)
 		buf_printf(&flags, "%s%s", flags.len ? " " : "", t->driver_cflags.v[i]);
+	for (size_t i = 0; i < t->driver_cxxflags.n; i++)
+		buf_printf(&flags, "%sc++:%s", flags.len ? " " : "", t->driver_cxxflags.v[i]);
 	if (t->static_only)
 		buf_printf(&flags, "%sstatic-only", flags.len ? " " : "");
 	m->flags = buf_detach(&flags);

@@ -93,6 +93,7 @@ static void target_free(struct target *t)
 {
 	strlist_release(&t->cflags);
 	strlist_release(&t->driver_cflags);
+	strlist_release(&t->driver_cxxflags);
 	strlist_release(&t->stages);
 	strlist_release(&t->with);
 	strlist_release(&t->lacks);
@@ -912,7 +913,7 @@ struct target *recipes_target(struct recipes *r, const char *name)
 		if (strcmp(r->targets[i]->name, name) == 0)
 			return r->targets[i];
 	static const char *const allowed[] = {"description", "triple", "runner", "qemu", "cflags",
-	                                      "driver_cflags", "stages",
+	                                      "driver_cflags", "driver_cxxflags", "stages",
 	                                      "vars", "toolchain", "linux_arch", "cpu_family", "cpu",
 	                                      "endian", "static", "stage_toolchain", "substitute",
 	                                      "qemu_cpu", "versions", "patches", "libc", "with",
@@ -996,9 +997,10 @@ struct target *recipes_target(struct recipes *r, const char *name)
 	if (t->triple && (!valid_name(t->triple) || !strchr(t->triple, '-')))
 		yamlfile_error(&f, yamlfile_get(&f, root, "triple"),
 		               "triple must look like arch-vendor-os-abi (got '%s')", t->triple);
-	static const char *const flag_lists[] = {"cflags", "driver_cflags"};
-	for (size_t k = 0; k < 2; k++) {
-		struct strlist *into = k == 0 ? &t->cflags : &t->driver_cflags;
+	static const char *const flag_lists[] = {"cflags", "driver_cflags", "driver_cxxflags"};
+	for (size_t k = 0; k < 3; k++) {
+		struct strlist *into = k == 0 ? &t->cflags : k == 1 ? &t->driver_cflags
+		                                                    : &t->driver_cxxflags;
 		yaml_node_t *flags = yamlfile_get(&f, root, flag_lists[k]);
 		yamlfile_strings(&f, flags, flag_lists[k], into);
 		for (size_t i = 0; i < into->n; i++)

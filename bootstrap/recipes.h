@@ -156,6 +156,8 @@ struct target {
 	struct strlist driver_cflags;   /* flags for users' programs only (the sysroot's clang
 	                                   configuration), not the stages': a compiler defect's
 	                                   avoidance that the runtimes' own code does not need */
+	struct strlist driver_cxxflags;   /* the same for C++ programs only (clang++'s second
+	                                     configuration file) */
 	struct strlist stages;      /* wanted stages; their dependencies are added */
 	struct strlist vars;        /* extra recipe variables: name, value, name, value, ... */
 	struct strlist toolchain;   /* tools stages that provide the compilers; empty: host clang */

@@ -196,14 +196,20 @@ TEST(recipes)
 	                      "semihosting"));
 	project_file("targets/bare.yaml", "triple: armv7em-unknown-none-eabihf\nrunner: semihosting\n"
 	             "qemu: qemu-system-arm\nqemu_machine: mps2-an386\nqemu_cpu: cortex-m4\n"
-	             "stages: [two]\n");
+	             "stages: [two]\ndriver_cxxflags: [-D_GNU_SOURCE]\n");
 	struct recipes br;
 	recipes_init(&br, project);
 	struct target *bt = recipes_target(&br, "bare");
 	CHECK(bt && bt->runner == RUNNER_SEMIHOSTING && strcmp(bt->qemu_machine, "mps2-an386") == 0 &&
 	      strcmp(bt->qemu_cpu, "cortex-m4") == 0 && strcmp(recipes_system(bt), "Generic") == 0 &&
 	      strcmp(recipes_meson_system(bt), "none") == 0);
+	CHECK(bt && bt->driver_cxxflags.n == 1 && strcmp(bt->driver_cxxflags.v[0], "-D_GNU_SOURCE") == 0);
 	recipes_release(&br);
+	project_file("targets/rvcpu.yaml", "triple: riscv32-unknown-none-elf\nrunner: semihosting\n"
+	             "qemu: qemu-system-riscv32\nqemu_machine: virt\nqemu_cpu: 'rv32,f=false;reboot'\n"
+	             "stages: [two]\ndriver_cxxflags: ['$(id)']\n");
+	CHECK(load_fails_with("rvcpu", "targets/rvcpu.yaml:5:11: qemu_cpu must be a CPU model"));
+	CHECK(load_fails_with("rvcpu", "targets/rvcpu.yaml:7:18: flag '$(id)' holds a character"));
 	project_file("targets/badlacks.yaml", "triple: wasm32-unknown-wasi\nrunner: wasi\n"
 	             "stages: [two]\nlacks: [threads, fpu]\n");
 	CHECK(load_fails_with("badlacks", "targets/badlacks.yaml:4:8: lacks names what the platform "
