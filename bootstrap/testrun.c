@@ -216,8 +216,8 @@ static bool host_runs_target(const struct target *t)
 	       strcmp(t->endian, order) == 0;
 }
 
-/* What runs the target's programs, as `not-run-under:` and messages name it: the qemu-user
- * binary's name, or node (WASI) */
+/* What runs the target's programs, as `not-run-under:` and messages name it: the qemu
+ * binary's name (qemu-user, or qemu-system for semihosting), or node (WASI) */
 static const char *runner_name(const struct target *t)
 {
 	if (t->runner == RUNNER_WASI)
