@@ -579,7 +579,8 @@ static const char meson_template[] =
 	"system = '@MESON_SYSTEM@'\n"
 	"cpu_family = '@CPU_FAMILY@'\n"
 	"cpu = '@CPU@'\n"
-	"endian = '@ENDIAN@'\n";
+	"endian = '@ENDIAN@'\n"
+	"@MESON_OPTIONS@";
 
 /* DejaGnu (runtest, automake's check-DEJAGNU): a board that compiles test programs with this
  * sysroot's compilers and runs them as a local program through the run wrapper (the generic
@@ -695,6 +696,10 @@ static char *fill(const char *template, const struct target *t, const char *out)
 		{"@ENDIAN@", t->endian}, {"@SYSTEM@", system}, {"@MESON_SYSTEM@", recipes_meson_system(t)},
 		{"@PLATFORM@", platform}, {"@SYSROOT@", quoted}, {"@DIR@", dir},
 		{"@MACHINE@", t->qemu_machine ? t->qemu_machine : ""},
+		/* Meson 1.0 takes wasm-ld for GNU ld, whose --as-needed and --no-undefined it lacks */
+		{"@MESON_OPTIONS@", t->runner != RUNNER_WASI ? "" :
+		 "\n[built-in options]\n# wasm-ld has neither --as-needed nor --no-undefined, which Meson "
+		 "gives GNU-style linkers\nb_asneeded = false\nb_lundef = false\n"},
 	};
 	char *text = xstrdup(template);
 	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {

@@ -2,8 +2,8 @@
 # Bare metal in make check: armv7em-none-eabihf (Cortex-M4F) built from real sources (compiler-rt's
 # bare-metal builtins, picolibc, libunwind + libc++abi + libc++ without exceptions and threads;
 # about 2 min 30 s cold on 2 cores), its programs run on qemu-system-arm's mps2-an386 board
-# through semihosting, and a user's C and C++ programs and a CMake project with CTest built with
-# nothing but the sysroot's files.
+# through semihosting, and a user's C and C++ programs, a CMake project with CTest and a Meson
+# project with meson test, built with nothing but the sysroot's files.
 . "$(dirname "$0")/../lib/common.sh"
 TARGET=armv7em-none-eabihf
 CACHE=${CROSSROOT_CACHE:-$ROOT/work/cache}
@@ -114,4 +114,20 @@ run cmake --build "$T/cm/build"
 check "CMake builds" 0
 run ctest --test-dir "$T/cm/build" --output-on-failure
 check "CTest runs the test on the board through the run wrapper" 0
+
+mkdir -p "$T/ms"
+cp "$T/args.c" "$T/ms/"
+[ -f "$T/input.txt" ] && cp "$T/input.txt" "$T/ms/"
+cat >"$T/ms/meson.build" <<'EOT'
+project('crossdemo', 'c')
+m = meson.get_compiler('c').find_library('m', required: false)
+exe = executable('args', 'args.c', dependencies: m)
+# the program's exit status is nonzero by design: Meson runs it through the exe_wrapper
+test('runs-through-the-wrapper', exe, args: ['x'], should_fail: true)
+EOT
+run meson setup --cross-file "$S/share/crossroot/meson-cross.ini" "$T/ms/build" "$T/ms"
+check "Meson configures with the cross file" 0
+run meson test -C "$T/ms/build"
+check "meson test builds and runs the program through the cross file's exe_wrapper" 0
+assert "the program ran (its output is in Meson's test log)" grep -q "argc=2" "$T/ms/build/meson-logs/testlog.txt"
 finish

@@ -2,8 +2,8 @@
 # WebAssembly in make check: wasm32-wasi built from real sources (wasi-libc, compiler-rt's
 # bare-metal builtins, libc++ without exceptions and threads; about 1 min cold on 2 cores, the
 # llvm-project tree shared with the other end-to-end tests through the cache), its programs run
-# under Node.js's WASI, a user's C and C++ programs and a CMake project with CTest built with
-# nothing but the sysroot's files.
+# under Node.js's WASI, a user's C and C++ programs, a CMake project with CTest and a Meson
+# project with meson test, built with nothing but the sysroot's files.
 . "$(dirname "$0")/../lib/common.sh"
 TARGET=wasm32-wasi
 CACHE=${CROSSROOT_CACHE:-$ROOT/work/cache}
@@ -107,4 +107,20 @@ check "CMake builds" 0
 assert "CMake's executable is args.wasm" test -f "$T/cm/build/args.wasm"
 run ctest --test-dir "$T/cm/build" --output-on-failure
 check "CTest runs the test through the run wrapper (its nonzero status expected)" 0
+
+mkdir -p "$T/ms"
+cp "$T/args.c" "$T/ms/"
+[ -f "$T/input.txt" ] && cp "$T/input.txt" "$T/ms/"
+cat >"$T/ms/meson.build" <<'EOT'
+project('crossdemo', 'c')
+m = meson.get_compiler('c').find_library('m', required: false)
+exe = executable('args', 'args.c', dependencies: m)
+# the program's exit status is nonzero by design: Meson runs it through the exe_wrapper
+test('runs-through-the-wrapper', exe, args: [files('input.txt')], should_fail: true)
+EOT
+run meson setup --cross-file "$S/share/crossroot/meson-cross.ini" "$T/ms/build" "$T/ms"
+check "Meson configures with the cross file" 0
+run meson test -C "$T/ms/build"
+check "meson test builds and runs the program through the cross file's exe_wrapper" 0
+assert "the program ran (its output is in Meson's test log)" grep -q "argc=2" "$T/ms/build/meson-logs/testlog.txt"
 finish
