@@ -441,8 +441,11 @@ static const char *triple_os(const struct target *t)
 
 const char *recipes_system(const struct target *t)
 {
-	const char *os = triple_os(t);
-	return strncmp(os, "wasi", 4) == 0 ? "WASI" : strncmp(os, "none", 4) == 0 ? "Generic" : "Linux";
+	/* bare metal: "none" as the OS (armv7em-unknown-none-eabihf) or, in the short form
+	 * arm-none-eabi, as the vendor */
+	size_t n = strlen(t->triple);
+	bool none = strstr(t->triple, "-none-") || (n >= 5 && strcmp(t->triple + n - 5, "-none") == 0);
+	return strncmp(triple_os(t), "wasi", 4) == 0 ? "WASI" : none ? "Generic" : "Linux";
 }
 
 const char *recipes_meson_system(const struct target *t)

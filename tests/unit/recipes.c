@@ -204,6 +204,14 @@ TEST(recipes)
 	      strcmp(bt->qemu_cpu, "cortex-m4") == 0 && strcmp(recipes_system(bt), "Generic") == 0 &&
 	      strcmp(recipes_meson_system(bt), "none") == 0);
 	CHECK(bt && bt->driver_cxxflags.n == 1 && strcmp(bt->driver_cxxflags.v[0], "-D_GNU_SOURCE") == 0);
+	if (bt) {   /* the short form names the bare-metal system too */
+		char *long_form = bt->triple;
+		bt->triple = "arm-none-eabi";
+		CHECK(strcmp(recipes_system(bt), "Generic") == 0);
+		bt->triple = "aarch64-unknown-linux-musl";
+		CHECK(strcmp(recipes_system(bt), "Linux") == 0);
+		bt->triple = long_form;
+	}
 	recipes_release(&br);
 	project_file("targets/rvcpu.yaml", "triple: riscv32-unknown-none-elf\nrunner: semihosting\n"
 	             "qemu: qemu-system-riscv32\nqemu_machine: virt\nqemu_cpu: 'rv32,f=false;reboot'\n"
