@@ -465,11 +465,13 @@ const char recipes_capabilities[] = "threads, dlopen, exceptions, fenv, signals,
 
 bool recipes_is_capability(const char *name)
 {
-	static const char *const known[] = {"threads", "dlopen", "exceptions", "fenv", "signals",
-	                                    "processes", "elf", "files", NULL};
-	for (size_t i = 0; known[i]; i++)
-		if (strcmp(name, known[i]) == 0)
+	size_t n = strlen(name);
+	for (const char *word = recipes_capabilities; *word; word += strspn(word, ", ")) {
+		size_t len = strcspn(word, ",");
+		if (len == n && strncmp(word, name, n) == 0)
 			return true;
+		word += len;
+	}
 	return false;
 }
 

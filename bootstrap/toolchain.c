@@ -406,7 +406,9 @@ void toolchain_stage_vars(const struct host_llvm *h, const struct target *t,
 	set_var(vars, "cpu_family", t->cpu_family);
 	set_var(vars, "cpu", t->cpu);
 	set_var(vars, "endian", t->endian);
-	if (t->qemu)   /* runs a target program in a step (ldconfig); else unknown at its step */
+	/* qemu-user runs a target program in a step (ldconfig); a board's qemu-system or Node.js
+	 * would not, so there ${qemu} is an unknown variable at its step */
+	if (t->runner == RUNNER_QEMU_USER)
 		set_var(vars, "qemu", t->qemu);
 	set_var(vars, "cmake_shared", t->static_only ? "OFF" : "ON");
 	set_var(vars, "configure_shared", t->static_only ? "--disable-shared" : "--enable-shared");

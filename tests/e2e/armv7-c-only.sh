@@ -17,11 +17,7 @@ CACHE=${CROSSROOT_CACHE:-$ROOT/work/cache}
 C="$CROSSROOT -C $P --work $T/work --out $T/sysroots --cache $CACHE"
 S=$T/sysroots/$TARGET
 
-run $C build $TARGET
-cat "$T/out"
-check "crossroot build $TARGET" 0 "sysroot $TARGET: $S"
-run $C test --table "$T/table.md" $TARGET
-cat "$T/out"
+build_and_test $TARGET
 check "the C programs pass, the C++ ones are skipped" 0 " 0 failed" "skip cxx_static" \
 	"support table written to $T/table.md"
 assert "builtins.c ran (64-bit division and conversions as libcalls)" grep -q '^ok  *builtins' "$T/out"

@@ -10,11 +10,7 @@ CACHE=${CROSSROOT_CACHE:-$ROOT/work/cache}
 C="$CROSSROOT --work $T/work --out $T/sysroots --cache $CACHE"
 S=$T/sysroots/$TARGET
 
-run $C build $TARGET
-cat "$T/out"
-check "crossroot build $TARGET" 0 "sysroot $TARGET: $S"
-run $C test --table "$T/table.md" $TARGET
-cat "$T/out"
+build_and_test $TARGET
 check "every program that needs nothing bare metal lacks passes" 0 " 0 failed"
 for p in hello builtins stdio_locale iconv_euckr cxx_format cxx_iostream_locale; do
 	assert "$p ran on the board" grep -q "^ok   $p " "$T/out"
@@ -58,6 +54,7 @@ check "a debug build links" 0
 port=$((20000 + $$ % 20000))
 "$S/bin/$TARGET-run" -g "$port" "$T/args-g" one >"$T/board.out" 2>&1 &
 board=$!
+wait_listen "$port"
 run timeout 120 "$S/bin/$TARGET-gdb" -batch -ex "target remote 127.0.0.1:$port" -ex "break main" \
 	-ex continue -ex "print argc" -ex continue "$T/args-g"
 check "the sysroot's gdb stops the program at main on the board and reads its arguments" 0 \
@@ -108,26 +105,7 @@ add_test(NAME runs-on-the-board COMMAND args x)
 set_tests_properties(runs-on-the-board PROPERTIES PASS_REGULAR_EXPRESSION "argc=2 last=x")
 EOT
 cp "$T/args.c" "$T/cm/"
-run cmake -S "$T/cm" -B "$T/cm/build" -DCMAKE_TOOLCHAIN_FILE="$S/share/crossroot/toolchain.cmake"
-check "CMake configures with the toolchain file (system Generic)" 0
-run cmake --build "$T/cm/build"
-check "CMake builds" 0
-run ctest --test-dir "$T/cm/build" --output-on-failure
-check "CTest runs the test on the board through the run wrapper" 0
+cmake_ctest "$T/cm"
+meson_args_test "'x'"
 
-mkdir -p "$T/ms"
-cp "$T/args.c" "$T/ms/"
-[ -f "$T/input.txt" ] && cp "$T/input.txt" "$T/ms/"
-cat >"$T/ms/meson.build" <<'EOT'
-project('crossdemo', 'c')
-m = meson.get_compiler('c').find_library('m', required: false)
-exe = executable('args', 'args.c', dependencies: m)
-# the program's exit status is nonzero by design: Meson runs it through the exe_wrapper
-test('runs-through-the-wrapper', exe, args: ['x'], should_fail: true)
-EOT
-run meson setup --cross-file "$S/share/crossroot/meson-cross.ini" "$T/ms/build" "$T/ms"
-check "Meson configures with the cross file" 0
-run meson test -C "$T/ms/build"
-check "meson test builds and runs the program through the cross file's exe_wrapper" 0
-assert "the program ran (its output is in Meson's test log)" grep -q "argc=2" "$T/ms/build/meson-logs/testlog.txt"
 finish

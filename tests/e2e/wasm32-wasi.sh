@@ -10,11 +10,7 @@ CACHE=${CROSSROOT_CACHE:-$ROOT/work/cache}
 C="$CROSSROOT --work $T/work --out $T/sysroots --cache $CACHE"
 S=$T/sysroots/$TARGET
 
-run $C build $TARGET
-cat "$T/out"
-check "crossroot build $TARGET" 0 "sysroot $TARGET: $S"
-run $C test --table "$T/table.md" $TARGET
-cat "$T/out"
+build_and_test $TARGET
 # Node.js 18 (Debian 12's) follows symbolic links wrongly in its WASI: cxx_filesystem's
 # stat through a link and remove_all fail there, and nothing else does
 node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
@@ -100,27 +96,8 @@ add_test(NAME reads-input COMMAND args ${CMAKE_CURRENT_SOURCE_DIR}/input.txt)
 set_tests_properties(reads-input PROPERTIES WILL_FAIL TRUE)
 EOT
 cp "$T/args.c" "$T/input.txt" "$T/cm/"
-run cmake -S "$T/cm" -B "$T/cm/build" -DCMAKE_TOOLCHAIN_FILE="$S/share/crossroot/toolchain.cmake"
-check "CMake configures with the toolchain file" 0
-run cmake --build "$T/cm/build"
-check "CMake builds" 0
+cmake_ctest "$T/cm"
 assert "CMake's executable is args.wasm" test -f "$T/cm/build/args.wasm"
-run ctest --test-dir "$T/cm/build" --output-on-failure
-check "CTest runs the test through the run wrapper (its nonzero status expected)" 0
+meson_args_test "files('input.txt')"
 
-mkdir -p "$T/ms"
-cp "$T/args.c" "$T/ms/"
-[ -f "$T/input.txt" ] && cp "$T/input.txt" "$T/ms/"
-cat >"$T/ms/meson.build" <<'EOT'
-project('crossdemo', 'c')
-m = meson.get_compiler('c').find_library('m', required: false)
-exe = executable('args', 'args.c', dependencies: m)
-# the program's exit status is nonzero by design: Meson runs it through the exe_wrapper
-test('runs-through-the-wrapper', exe, args: [files('input.txt')], should_fail: true)
-EOT
-run meson setup --cross-file "$S/share/crossroot/meson-cross.ini" "$T/ms/build" "$T/ms"
-check "Meson configures with the cross file" 0
-run meson test -C "$T/ms/build"
-check "meson test builds and runs the program through the cross file's exe_wrapper" 0
-assert "the program ran (its output is in Meson's test log)" grep -q "argc=2" "$T/ms/build/meson-logs/testlog.txt"
 finish

@@ -103,6 +103,48 @@ finish() {
 	[ "$FAILED" = 0 ]
 }
 
+# build_and_test TARGET: `$C build` then `$C test --table $T/table.md` of the target, whose
+# sysroot is $S; the test's output stays in $T/out (and its status in $STATUS) for the caller
+build_and_test() {
+	run $C build "$1"
+	cat "$T/out"
+	check "crossroot build $1" 0 "sysroot $1: $S"
+	run $C test --table "$T/table.md" "$1"
+	cat "$T/out"
+}
+
+# cmake_ctest DIR: the CMake project in DIR configured with $S's toolchain file, built, and
+# its tests run by CTest (through the toolchain file's emulator, the run wrapper)
+cmake_ctest() {
+	run cmake -S "$1" -B "$1/build" -DCMAKE_TOOLCHAIN_FILE="$S/share/crossroot/toolchain.cmake"
+	check "CMake configures with the toolchain file" 0
+	run cmake --build "$1/build"
+	check "CMake builds" 0
+	run ctest --test-dir "$1/build" --output-on-failure
+	check "CTest runs the project's tests through the run wrapper" 0
+}
+
+# meson_args_test ARG: $T/args.c (and $T/input.txt, if there) as a Meson project built with $S's
+# cross file; `meson test` runs the program with ARG (a Meson expression) through the cross
+# file's exe_wrapper, and the program prints argc=2 and exits with a nonzero status
+meson_args_test() {
+	mkdir -p "$T/ms"
+	cp "$T/args.c" "$T/ms/"
+	if [ -f "$T/input.txt" ]; then cp "$T/input.txt" "$T/ms/"; fi
+	cat >"$T/ms/meson.build" <<EOT
+project('crossdemo', 'c')
+m = meson.get_compiler('c').find_library('m', required: false)
+exe = executable('args', 'args.c', dependencies: m)
+test('runs-through-the-wrapper', exe, args: [$1], should_fail: true)
+EOT
+	run meson setup --cross-file "$S/share/crossroot/meson-cross.ini" "$T/ms/build" "$T/ms"
+	check "Meson configures with the cross file" 0
+	run meson test -C "$T/ms/build"
+	check "meson test builds and runs the program through the cross file's exe_wrapper" 0
+	assert "the program ran (its output is in Meson's test log)" \
+		grep -q "argc=2" "$T/ms/build/meson-logs/testlog.txt"
+}
+
 # wait_listen PORT: until something listens on 127.0.0.1:PORT (or any address), at most 10 s.
 # Reads /proc/net/tcp: a probe connection would be taken by the listener (qemu's gdb stub
 # accepts one debugger only).
