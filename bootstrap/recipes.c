@@ -445,13 +445,23 @@ const char *recipes_system(const struct target *t)
 	 * arm-none-eabi, as the vendor */
 	size_t n = strlen(t->triple);
 	bool none = strstr(t->triple, "-none-") || (n >= 5 && strcmp(t->triple + n - 5, "-none") == 0);
-	return strncmp(triple_os(t), "wasi", 4) == 0 ? "WASI" : none ? "Generic" : "Linux";
+	const char *os = triple_os(t);
+	if (strncmp(os, "windows", 7) == 0 || strncmp(os, "mingw32", 7) == 0)
+		return "Windows";
+	return strncmp(os, "wasi", 4) == 0 ? "WASI" : none ? "Generic" : "Linux";
 }
 
 const char *recipes_meson_system(const struct target *t)
 {
 	const char *system = recipes_system(t);
-	return strcmp(system, "WASI") == 0 ? "wasi" : strcmp(system, "Generic") == 0 ? "none" : "linux";
+	return strcmp(system, "WASI") == 0 ? "wasi" : strcmp(system, "Generic") == 0 ? "none" :
+	       strcmp(system, "Windows") == 0 ? "windows" : "linux";
+}
+
+const char *recipes_object_format(const struct target *t)
+{
+	const char *system = recipes_system(t);
+	return strcmp(system, "WASI") == 0 ? "wasm" : strcmp(system, "Windows") == 0 ? "coff" : "elf";
 }
 
 /* What a platform may lack, each a word test programs require: threads (pthreads, C11 and
@@ -459,9 +469,11 @@ const char *recipes_meson_system(const struct target *t)
  * fenv (fesetround's four rounding modes and the exception flags), signals (raise, sigaction
  * and their handlers), processes (fork, exec, wait), elf (ELF executables: program headers,
  * PT_INTERP, static-PIE), files (a file system with directories: std::filesystem, and the
- * C++ file streams, which libc++ builds only with it) */
+ * C++ file streams, which libc++ builds only with it), posix (the interfaces of POSIX and the
+ * Unix C libraries beyond ISO C: iconv, gmtime_r, wcwidth, <arpa/inet.h>, a 32-bit wchar_t;
+ * Windows' C runtime has none of them) */
 const char recipes_capabilities[] = "threads, dlopen, exceptions, fenv, signals, processes, elf, "
-                                    "files";
+                                    "files, posix";
 
 bool recipes_is_capability(const char *name)
 {
@@ -505,7 +517,8 @@ struct source *recipes_source_view(struct recipes *r, struct source *src, const 
 bool recipes_is_tool(const char *name)
 {
 	static const char *const tools[] = {"cc", "cxx", "cpp", "ar", "ranlib", "nm", "objcopy",
-	                                    "objdump", "strip", "readelf", "ld", NULL};
+	                                    "objdump", "strip", "readelf", "ld", "dlltool",
+	                                    "windres", NULL};
 	for (size_t i = 0; tools[i]; i++)
 		if (strcmp(name, tools[i]) == 0)
 			return true;
@@ -518,7 +531,7 @@ bool recipes_reserved_variable(const char *name)
 		"target", "triple", "target_cflags", "cflags", "jobs", "prefix", "src", "build",
 		"destdir", "sysroot", "tools", "resource_dir", "cc", "cxx", "cpp", "clang", "clangxx",
 		"clang_resource_dir", "clang_version", "llvm_bin", "ar", "ranlib", "nm", "objcopy",
-		"objdump", "strip", "readelf", "ld", "host_cc", "host_cxx", "host_gcc", "host_gxx",
+		"objdump", "strip", "readelf", "ld", "dlltool", "windres", "host_cc", "host_cxx", "host_gcc", "host_gxx",
 		"cmake_toolchain",
 		"cmake_shared", "configure_shared", "linux_arch", "cpu_family", "cpu", "endian", "libc", "qemu",
 		"debug_flag", NULL};
@@ -944,10 +957,13 @@ struct target *recipes_target(struct recipes *r, const char *name)
 		t->runner = RUNNER_WASI;
 	else if (runner_name && strcmp(runner_name, "semihosting") == 0)
 		t->runner = RUNNER_SEMIHOSTING;
+	else if (runner_name && strcmp(runner_name, "wine") == 0)
+		t->runner = RUNNER_WINE;
 	else if (runner_name && strcmp(runner_name, "qemu-user") != 0)
 		yamlfile_error(&f, runner, "runner must be qemu-user (Linux programs, the default), "
-		               "wasi (WebAssembly programs under Node.js) or semihosting (bare-metal "
-		               "programs on a qemu-system board) (got '%s')", runner_name);
+		               "wasi (WebAssembly programs under Node.js), semihosting (bare-metal "
+		               "programs on a qemu-system board) or wine (Windows programs) (got '%s')",
+		               runner_name);
 	yaml_node_t *qemu = yamlfile_get(&f, root, "qemu");
 	yaml_node_t *qemu_cpu = yamlfile_get(&f, root, "qemu_cpu");
 	yaml_node_t *machine = yamlfile_get(&f, root, "qemu_machine");
@@ -958,7 +974,7 @@ struct target *recipes_target(struct recipes *r, const char *name)
 		yamlfile_error(&f, root, "missing '%s': runner semihosting runs programs on a "
 		               "qemu-system board (qemu: the qemu-system binary, qemu_machine: its -M)",
 		               qemu ? "qemu_machine" : "qemu");
-	else if (t->runner == RUNNER_WASI && (qemu || qemu_cpu))
+	else if ((t->runner == RUNNER_WASI || t->runner == RUNNER_WINE) && (qemu || qemu_cpu))
 		yamlfile_error(&f, qemu ? qemu : qemu_cpu, "qemu and qemu_cpu are for runners "
 		               "qemu-user and semihosting; this target's runner is %s", runner_name);
 	if (machine && t->runner != RUNNER_SEMIHOSTING)
@@ -983,7 +999,7 @@ struct target *recipes_target(struct recipes *r, const char *name)
 		if (!recipes_is_capability(t->lacks.v[i]))
 			yamlfile_error(&f, lacks, "lacks names what the platform does not have: %s "
 			               "(got '%s')", recipes_capabilities, t->lacks.v[i]);
-	if (qemu_cpu && t->runner != RUNNER_WASI) {
+	if (qemu_cpu && (t->runner == RUNNER_QEMU_USER || t->runner == RUNNER_SEMIHOSTING)) {
 		t->qemu_cpu = scalar_copy(&f, root, "qemu_cpu");
 		if (t->qemu_cpu && !valid_cpu_model(t->qemu_cpu))
 			yamlfile_error(&f, yamlfile_get(&f, root, "qemu_cpu"),
@@ -1052,6 +1068,20 @@ struct target *recipes_target(struct recipes *r, const char *name)
 	if (t->endian && strcmp(t->endian, "little") && strcmp(t->endian, "big"))
 		yamlfile_error(&f, yamlfile_get(&f, root, "endian"), "endian must be little or big "
 		               "(got '%s')", t->endian);
+	/* Windows: its tools know these machines (dlltool's -m, lld's PE emulations), and wine
+	 * runs nothing else */
+	bool windows = t->triple && strcmp(recipes_system(t), "Windows") == 0;
+	static const char *const windows_families[] = {"x86_64", "x86", "aarch64", "arm", NULL};
+	bool family_known = false;
+	for (size_t i = 0; windows_families[i] && t->cpu_family; i++)
+		family_known = family_known || strcmp(t->cpu_family, windows_families[i]) == 0;
+	if (windows && !family_known)
+		yamlfile_error(&f, yamlfile_get(&f, root, "cpu_family") ? yamlfile_get(&f, root, "cpu_family")
+		               : root, "a Windows target's cpu_family is x86_64, x86, aarch64 or arm "
+		               "(got '%s')", t->cpu_family ? t->cpu_family : "");
+	if (t->runner == RUNNER_WINE && t->triple && !windows)
+		yamlfile_error(&f, runner, "runner wine runs Windows programs, and the triple '%s' is "
+		               "not Windows' (x86_64-w64-windows-gnu, i686-w64-windows-gnu)", t->triple);
 	yaml_node_t *st = yamlfile_get(&f, root, "static");
 	const char *stv = yamlfile_scalar(&f, st, "static");
 	if (stv && strcmp(stv, "true") && strcmp(stv, "false"))

@@ -137,6 +137,7 @@ enum runner {
 	RUNNER_WASI,                /* Node.js's WASI (preview 1): WebAssembly programs */
 	RUNNER_SEMIHOSTING,         /* qemu-system (`qemu`) on a board (`qemu_machine`), the
 	                               program's I/O and exit through semihosting: bare metal */
+	RUNNER_WINE,                /* wine: Windows programs */
 };
 
 struct target {
@@ -144,7 +145,7 @@ struct target {
 	char *path;
 	char *description;
 	char *triple;               /* what clang gets as --target */
-	enum runner runner;         /* `runner:` qemu-user (the default), wasi or semihosting */
+	enum runner runner;         /* `runner:` qemu-user (the default), wasi, semihosting or wine */
 	char *qemu;                 /* the qemu binary that runs the target's programs (qemu-user,
 	                               or qemu-system for semihosting): letters, digits and
 	                               /._+-,=:@% only (run wrappers run it by a shell); NULL for
@@ -253,14 +254,16 @@ bool recipes_machine_fact(const char *name);
 const char *recipes_substitute(const struct target *t, const char *name);
 /* Is `name` a role (`libc`, `libc-headers`) rather than a stage? */
 bool recipes_is_role(const char *name);
-/* The target's operating system as CMake names it (CMAKE_SYSTEM_NAME): WASI for a triple
- * whose system part is wasi, else Linux */
+/* The target's operating system as CMake names it (CMAKE_SYSTEM_NAME), from its triple: WASI,
+ * Windows (windows-gnu, mingw32), Generic (bare metal: none as OS or vendor), else Linux */
 const char *recipes_system(const struct target *t);
+/* Its programs' object format, which decides the linker's flavour: elf, wasm or coff */
+const char *recipes_object_format(const struct target *t);
 /* Is `name` a capability a target may lack (`lacks:`) and a test program require: threads,
- * dlopen, exceptions, fenv, signals, processes, elf, files? */
+ * dlopen, exceptions, fenv, signals, processes, elf, files, posix? */
 bool recipes_is_capability(const char *name);
-/* The target's operating system as Meson's host_machine system names it: linux, wasi or none
- * (bare metal; CMake's is Generic) */
+/* The target's operating system as Meson's host_machine system names it: linux, wasi,
+ * windows or none (bare metal; CMake's is Generic) */
 const char *recipes_meson_system(const struct target *t);
 /* The capabilities above, for messages: "threads, dlopen, ..." */
 extern const char recipes_capabilities[];

@@ -26,6 +26,8 @@ struct test {
 	char *name, *source;
 	bool cxx;
 	struct strlist links, flags, shared, requires;
+	struct strlist systems;     /* "system: Windows": only on targets of these systems (CMake's
+	                               names, as recipes_system gives them): a platform's own API */
 	int exit_status;
 	char *not_run;              /* "not-run: why": built and linked, never run (qemu-user
 	                               cannot host it), and said so in its result line */
@@ -44,12 +46,13 @@ static bool is_key_char(char c)
 /* One header line's value, checked: NULL if it is right, else why not. */
 static char *header_value(struct test *t, const char *key, char *value)
 {
-	static const char *const known = "link, flags, shared, requires, exit, not-run, not-run-under, "
-	                                 "native";
+	static const char *const known = "link, flags, shared, requires, system, exit, not-run, "
+	                                 "not-run-under, native";
 	struct strlist *into = strcmp(key, "link") == 0 ? &t->links :
 	                       strcmp(key, "flags") == 0 ? &t->flags :
 	                       strcmp(key, "shared") == 0 ? &t->shared :
-	                       strcmp(key, "requires") == 0 ? &t->requires : NULL;
+	                       strcmp(key, "requires") == 0 ? &t->requires :
+	                       strcmp(key, "system") == 0 ? &t->systems : NULL;
 	value += strspn(value, " \t");
 	if (*value == '\0')
 		return xasprintf("'%s:' has no value", key);
@@ -131,6 +134,7 @@ static void test_release(struct test *t)
 	strlist_release(&t->flags);
 	strlist_release(&t->shared);
 	strlist_release(&t->requires);
+	strlist_release(&t->systems);
 }
 
 /* Run argv, output into `log`; returns the wait status. */
@@ -222,6 +226,8 @@ static const char *runner_name(const struct target *t)
 {
 	if (t->runner == RUNNER_WASI)
 		return "node";
+	if (t->runner == RUNNER_WINE)
+		return "wine";
 	const char *slash = strrchr(t->qemu, '/');
 	return slash ? slash + 1 : t->qemu;
 }
@@ -298,6 +304,10 @@ static int judge(const struct target *t, const struct test *test, const char *li
 {
 	char *expected_path = expected_path_of(t, test);
 	char *expected = path_exists(expected_path) ? read_file(expected_path, NULL) : xstrdup("");
+	/* the Windows C runtime's text mode ends each line with CR LF */
+	char *lf = out && t->runner == RUNNER_WINE ? str_replace_all(out, "\r\n", "\n") : NULL;
+	if (lf)
+		out = lf;
 	int code = timed_out ? -1 : WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 	int ok = 0;
 	if (code != test->exit_status) {
@@ -315,6 +325,7 @@ static int judge(const struct target *t, const struct test *test, const char *li
 		buf_printf(report, "ok   %-28s %s%s\n", test->name, link, mark);
 		ok = 1;
 	}
+	free(lf);
 	free(expected);
 	free(expected_path);
 	return ok;
@@ -337,7 +348,10 @@ static int build_one(const struct dirs *dirs, const struct target *t, const char
 {
 	struct buf log = {0};
 	char *driver = xasprintf("%s/bin/%s-%s", sysroot, t->name, test->cxx ? "clang++" : "clang");
-	char *exe = xasprintf("%s/%s-%s", outdir, test->name, link);
+	/* Windows: programs are .exe files (lld's MinGW driver adds the suffix otherwise), shared
+	 * libraries DLLs that a program finds beside itself, linked through an import library */
+	bool windows = strcmp(recipes_system(t), "Windows") == 0;
+	char *exe = xasprintf("%s/%s-%s%s", outdir, test->name, link, windows ? ".exe" : "");
 	struct strlist extra = {0};
 	bool is_static = strcmp(link, "static") == 0;
 	if (is_static)
@@ -347,15 +361,18 @@ static int build_one(const struct dirs *dirs, const struct target *t, const char
 	for (size_t i = 0; i < test->shared.n; i++) {
 		char *src = xasprintf("%s/tests/sysroot/%s", dirs->root, test->shared.v[i]);
 		char *base = xstrndup(test->shared.v[i], strcspn(test->shared.v[i], "."));
-		char *lib = xasprintf("%s/lib%s.so", outdir, base);
+		char *lib = xasprintf("%s/lib%s.%s", outdir, base, windows ? "dll" : "so");
 		struct strlist libflags = {0};
 		strlist_add(&libflags, "-shared");
 		strlist_add(&libflags, "-fPIC");
+		if (windows)
+			strlist_take(&libflags, xasprintf("-Wl,--out-implib,%s/lib%s.dll.a", outdir, base));
 		int status = compile(driver, src, lib, &libflags, &test->flags, &log);
 		strlist_release(&libflags);
 		strlist_take(&extra, xasprintf("-L%s", outdir));
 		strlist_take(&extra, xasprintf("-l%s", base));
-		strlist_take(&extra, xasprintf("-Wl,-rpath,%s", outdir));
+		if (!windows)
+			strlist_take(&extra, xasprintf("-Wl,-rpath,%s", outdir));
 		free(src);
 		free(base);
 		free(lib);
@@ -371,7 +388,8 @@ static int build_one(const struct dirs *dirs, const struct target *t, const char
 		       run_describe(status, how), log.s ? log.s : "");
 		goto out;
 	}
-	if (!is_static && check_interpreter(t, exe, sysroot, &log, &interp) < 0) {
+	if (!is_static && strcmp(recipes_object_format(t), "elf") == 0 &&
+	    check_interpreter(t, exe, sysroot, &log, &interp) < 0) {
 		printf("FAIL %-28s %-8s wrong program interpreter:\n%s", test->name, link, log.s);
 		goto out;
 	}
@@ -729,6 +747,7 @@ int testrun_target(const struct dirs *dirs, const struct target *t,
 		strlist_add(&table->runners, t->name);
 		strlist_take(&table->runners, system ? xstrdup(guest_describe(system))
 		                              : t->runner == RUNNER_WASI ? xstrdup("Node.js (WASI preview 1)")
+		                              : t->runner == RUNNER_WINE ? xstrdup("wine")
 		                              : t->runner == RUNNER_SEMIHOSTING ?
 		                                xasprintf("%s -M %s%s%s (semihosting)", t->qemu,
 		                                          t->qemu_machine, t->qemu_cpu ? " -cpu " : "",
@@ -801,6 +820,8 @@ int testrun_target(const struct dirs *dirs, const struct target *t,
 			else if (strlist_has(&t->lacks, need))
 				j->skip = xasprintf("%s has no %s", t->name, need);
 		}
+		if (!j->skip && j->test.systems.n && !strlist_has(&j->test.systems, recipes_system(t)))
+			j->skip = xasprintf("a program for %s only", j->test.systems.v[0]);
 		if (t->static_only) {
 			static_links_only(&j->test);
 			if (j->test.links.n == 0)

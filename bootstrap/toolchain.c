@@ -314,6 +314,11 @@ const char *const toolchain_llvm_tools[][2] = {
 	{"addr2line", "llvm-addr2line"},
 };
 const size_t toolchain_n_llvm_tools = sizeof(toolchain_llvm_tools) / sizeof(toolchain_llvm_tools[0]);
+const char *const toolchain_windows_tools[][2] = {
+	{"dlltool", "llvm-dlltool"}, {"windres", "llvm-windres"},
+};
+const size_t toolchain_n_windows_tools =
+	sizeof(toolchain_windows_tools) / sizeof(toolchain_windows_tools[0]);
 
 char *toolchain_llvm_bin(const struct host_llvm *h, const struct strlist *provided,
                          const char *prefix)
@@ -436,6 +441,12 @@ void toolchain_stage_vars(const struct host_llvm *h, const struct target *t,
 		set_var(vars, toolchain_llvm_tools[i][0], v);
 		free(v);
 	}
+	for (size_t i = 0; i < toolchain_n_windows_tools && strcmp(recipes_system(t), "Windows") == 0; i++) {
+		v = toolchain_tool(h, provided, paths->tools, toolchain_windows_tools[i][0],
+		                   toolchain_windows_tools[i][1]);
+		set_var(vars, toolchain_windows_tools[i][0], v);
+		free(v);
+	}
 	/* kept for the generated CMake file; not variables of their own */
 	set_var(vars, ".cc_driver", cc_driver);
 	set_var(vars, ".cxx_driver", cxx_driver);
@@ -526,7 +537,8 @@ int toolchain_write_cmake_file(const char *path, const struct target *t,
 bool toolchain_cmake_knows_system(const struct target *t)
 {
 	const char *system = recipes_system(t);
-	return strcmp(system, "Linux") == 0 || strcmp(system, "Generic") == 0;
+	return strcmp(system, "Linux") == 0 || strcmp(system, "Generic") == 0 ||
+	       strcmp(system, "Windows") == 0;
 }
 
 int toolchain_write_cmake_platform(const char *dir, const struct target *t)

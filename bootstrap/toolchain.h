@@ -101,6 +101,9 @@ const char *toolchain_var(const struct strlist *pairs, const char *name);   /* l
 bool toolchain_is_clang(const char *driver);   /* takes --target and clang's runtime flags */
 extern const char *const toolchain_llvm_tools[][2];   /* name stages know, host LLVM tool */
 extern const size_t toolchain_n_llvm_tools;
+/* Windows targets' binary tools as well: import libraries (dlltool) and resources (windres) */
+extern const char *const toolchain_windows_tools[][2];
+extern const size_t toolchain_n_windows_tools;
 
 /* Does CMake know the target's system (Linux, Generic), or does it need the platform module
  * toolchain_write_cmake_platform writes (WASI)? */

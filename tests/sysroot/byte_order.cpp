@@ -1,4 +1,4 @@
-// requires: files
+// requires: files posix
 // flags: -std=c++20
 /* byte_order: the C and C++ libraries agree with the machine on byte order, on little- and
  * big-endian targets alike (the output is the same on both): the compiler's macro, <endian.h>,

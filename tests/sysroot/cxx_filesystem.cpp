@@ -1,6 +1,9 @@
 // requires: files
 /* cxx_filesystem: std::filesystem in a fresh directory under /tmp: create directories and
- * files, iterate (sorted), sizes, rename, copy, symlinks, errors, remove_all. */
+ * files, iterate (sorted), sizes, rename, copy, symlinks, errors, remove_all. Paths are printed
+ * in their generic form (Windows' native one has backslashes and wide characters); Windows
+ * makes symbolic links only with a privilege programs do not have by default, so there the
+ * links are left out. */
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -46,10 +49,12 @@ static void show(const char *title, const std::vector<std::string> &names)
 int main()
 {
 	fs::path p = "/usr/lib/../include/./stdio.h";
-	std::printf("path: filename=%s stem=%s extension=%s parent=%s normal=%s\n", p.filename().c_str(),
-	            p.stem().c_str(), p.extension().c_str(), p.parent_path().c_str(), p.lexically_normal().c_str());
-	std::printf("path: join=%s relative=%s\n", (fs::path("a") / "b" / "c.txt").c_str(),
-	            fs::path("/a/b/c").lexically_relative("/a/x").c_str());
+	std::printf("path: filename=%s stem=%s extension=%s parent=%s normal=%s\n",
+	            p.filename().generic_string().c_str(), p.stem().generic_string().c_str(),
+	            p.extension().generic_string().c_str(), p.parent_path().generic_string().c_str(),
+	            p.lexically_normal().generic_string().c_str());
+	std::printf("path: join=%s relative=%s\n", (fs::path("a") / "b" / "c.txt").generic_string().c_str(),
+	            fs::path("/a/b/c").lexically_relative("/a/x").generic_string().c_str());
 
 	/* a fresh name: random, where WASI has no process ids */
 	fs::path base = fs::temp_directory_path() / ("crossroot-fs-" + std::to_string(std::random_device{}()));
@@ -63,15 +68,20 @@ int main()
 	write(base / "b.dat", 1234);
 	write(base / "sub" / "c.txt", 0);
 	write(base / "sub" / "deeper" / "d.txt", 77);
+#ifndef _WIN32
 	fs::create_symlink("a.txt", base / "link-to-a");
+#endif
 	show("top level", listing(base, false));
 	show("recursive", listing(base, true));
 
 	std::printf("file_size(b.dat)=%ju is_directory(sub)=%d is_regular_file(sub)=%d exists(nope)=%d\n",
 	            (std::uintmax_t)fs::file_size(base / "b.dat"), fs::is_directory(base / "sub"),
 	            fs::is_regular_file(base / "sub"), fs::exists(base / "nope"));
-	std::printf("read_symlink=%s, size through link=%ju\n", fs::read_symlink(base / "link-to-a").c_str(),
+#ifndef _WIN32
+	std::printf("read_symlink=%s, size through link=%ju\n",
+	            fs::read_symlink(base / "link-to-a").generic_string().c_str(),
 	            (std::uintmax_t)fs::file_size(base / "link-to-a"));
+#endif
 
 	fs::rename(base / "b.dat", base / "sub" / "moved.dat");
 	fs::copy_file(base / "a.txt", base / "empty" / "copy.txt");
@@ -96,8 +106,10 @@ int main()
 #endif
 	bool removed = fs::remove(base / "empty", ec);
 	std::printf("remove(non-empty dir) with error_code: %d, error set: %d\n", removed, (bool)ec);
+#ifndef _WIN32
 	removed = fs::remove(base / "link-to-a");
 	std::printf("remove(link-to-a)=%d, a.txt still exists=%d\n", removed, fs::exists(base / "a.txt"));
+#endif
 	std::uintmax_t count = fs::remove_all(base);
 	std::printf("remove_all removed %ju entries, base exists=%d\n", count, fs::exists(base));
 	return 0;

@@ -1,3 +1,4 @@
+// system: Linux
 // link: dynamic
 // flags: -lm
 /* host_isolation: every shared object a dynamic program maps comes from its sysroot, never

@@ -1,3 +1,4 @@
+// requires: posix
 /* iconv_euckr: EUC-KR (CP949) to UTF-8 with iconv(). Regression test for CVE-2025-26519:
  * lead bytes 0xc7..0xfd with a non-KS X 1001 trail byte must be rejected with EILSEQ
  * instead of producing an out-of-range character (and writing out of bounds). */

@@ -1,3 +1,4 @@
+// system: Linux
 // requires: fenv
 // flags: -lm
 /* libm_exact: the target's libm computes bit for bit what the reference does, with the same

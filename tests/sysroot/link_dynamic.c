@@ -1,3 +1,4 @@
+// requires: elf
 // link: dynamic
 /* link_dynamic: the default link must use the C library's dynamic loader (/lib/ld-musl-<arch>.so.1,
  * /lib/ld-linux-<arch>.so.<n>). */

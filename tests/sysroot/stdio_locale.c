@@ -1,3 +1,4 @@
+// requires: posix
 /* stdio_locale: printf/snprintf/sscanf/strtod formatting, a UTF-8 locale with multibyte
  * conversions, qsort and strftime of a fixed time. */
 #define _GNU_SOURCE   /* wcwidth and timegm: glibc declares them for X/Open and BSD code */

@@ -181,8 +181,26 @@ TEST(recipes)
 	/* the runner: qemu-user needs its qemu, wasi refuses one; lacks names known capabilities */
 	project_file("targets/noqemu.yaml", "triple: a-b-c\nstages: [two]\n");
 	CHECK(load_fails_with("noqemu", "targets/noqemu.yaml:1:1: missing 'qemu'"));
-	project_file("targets/badrunner.yaml", "triple: a-b-c\nrunner: wine\nstages: [two]\n");
+	project_file("targets/badrunner.yaml", "triple: a-b-c\nrunner: dosbox\nstages: [two]\n");
 	CHECK(load_fails_with("badrunner", "targets/badrunner.yaml:2:9: runner must be qemu-user"));
+	/* wine: Windows triples only, no qemu, a machine Windows' tools know */
+	project_file("targets/winelinux.yaml", "triple: x86_64-linux-gnu\nrunner: wine\nstages: [two]\n");
+	CHECK(load_fails_with("winelinux", "targets/winelinux.yaml:2:9: runner wine runs Windows programs"));
+	project_file("targets/wineqemu.yaml", "triple: x86_64-w64-windows-gnu\nrunner: wine\n"
+	             "qemu: qemu-x86_64\nstages: [two]\n");
+	CHECK(load_fails_with("wineqemu", "targets/wineqemu.yaml:3:7: qemu and qemu_cpu are for runners"));
+	project_file("targets/winemips.yaml", "triple: mips-w64-windows-gnu\nrunner: wine\nstages: [two]\n");
+	CHECK(load_fails_with("winemips", "a Windows target's cpu_family is x86_64, x86, aarch64 or arm"));
+	project_file("targets/wineok.yaml", "triple: x86_64-w64-windows-gnu\nrunner: wine\nstages: [two]\n");
+	{
+		struct recipes wr;
+		recipes_init(&wr, project);
+		struct target *wt = recipes_target(&wr, "wineok");
+		CHECK(wt && wt->runner == RUNNER_WINE && strcmp(recipes_system(wt), "Windows") == 0 &&
+		      strcmp(recipes_meson_system(wt), "windows") == 0 &&
+		      strcmp(recipes_object_format(wt), "coff") == 0);
+		recipes_release(&wr);
+	}
 	project_file("targets/wasiqemu.yaml", "triple: wasm32-unknown-wasi\nrunner: wasi\n"
 	             "stages: [two]\nqemu_cpu: max\n");
 	CHECK(load_fails_with("wasiqemu", "targets/wasiqemu.yaml:4:11: qemu and qemu_cpu are for runners "
