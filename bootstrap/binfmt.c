@@ -99,16 +99,19 @@ static int entry_init(struct entry *e, const struct target *t, const char *sysro
 		return -1;
 	}
 	bool wasm = t->runner == RUNNER_WASI;
+	/* a Windows program: its DOS header's "MZ" (wine runs 32- and 64-bit ones alike) */
+	bool pe = t->runner == RUNNER_WINE;
+	bool elf = !wasm && !pe;
 	size_t m = 0;
-	while (!wasm && m < sizeof(machines) / sizeof(machines[0]) &&
+	while (elf && m < sizeof(machines) / sizeof(machines[0]) &&
 	       strcmp(machines[m].cpu_family, t->cpu_family) != 0)
 		m++;
-	if (!wasm && m == sizeof(machines) / sizeof(machines[0])) {
+	if (elf && m == sizeof(machines) / sizeof(machines[0])) {
 		error("binfmt: no ELF machine known for cpu_family '%s' of target '%s'",
 		      t->cpu_family, t->name);
 		return -1;
 	}
-	if (!wasm && runs_natively(machines[m].machine)) {
+	if (elf && runs_natively(machines[m].machine)) {
 		error("binfmt: this host runs %s programs itself: an entry would catch the host's own "
 		      "programs", t->cpu_family);
 		return -1;
@@ -123,7 +126,10 @@ static int entry_init(struct entry *e, const struct target *t, const char *sysro
 		return -1;
 	}
 	e->name = xasprintf("crossroot-%s", t->name);
-	if (wasm) {
+	if (pe) {
+		memcpy(e->magic, "MZ", 2);
+		memset(e->mask, 0xff, 2);
+	} else if (wasm) {
 		/* a WebAssembly module: "\0asm" and binary format version 1 */
 		const unsigned char module[] = {0, 'a', 's', 'm', 1, 0, 0, 0};
 		memcpy(e->magic, module, sizeof(module));
@@ -460,7 +466,8 @@ static int check_entries(const struct entry *entries, size_t n)
 				      "of each machine", entries[j].target->name, t->name, t->cpu_family);
 				return -1;
 			}
-		const char *program = t->runner == RUNNER_WASI ? "node" : t->qemu;
+		const char *program = t->runner == RUNNER_WASI ? "node" :
+		                      t->runner == RUNNER_WINE ? "wine" : t->qemu;
 		char *emulator = path_search(program);
 		if (!emulator) {
 			error("the emulator '%s' of target '%s' is not in PATH", program, t->name);
