@@ -93,6 +93,11 @@ static int entry_init(struct entry *e, const struct target *t, const char *sysro
 	e->target = t;
 	/* a bare-metal program is an ELF file of the same machine as a Linux one: nothing in it
 	 * tells the kernel which of the two it is */
+	if (t->runner == RUNNER_NONE) {
+		error("binfmt: nothing on this machine runs target '%s''s programs (runner: none)",
+		      t->name);
+		return -1;
+	}
 	if (t->runner == RUNNER_SEMIHOSTING) {
 		error("binfmt: target '%s' is bare metal: its programs run on a board, through "
 		      "%s-run, and cannot be told from Linux programs of its machine", t->name, t->name);

@@ -959,10 +959,13 @@ struct target *recipes_target(struct recipes *r, const char *name)
 		t->runner = RUNNER_SEMIHOSTING;
 	else if (runner_name && strcmp(runner_name, "wine") == 0)
 		t->runner = RUNNER_WINE;
+	else if (runner_name && strcmp(runner_name, "none") == 0)
+		t->runner = RUNNER_NONE;
 	else if (runner_name && strcmp(runner_name, "qemu-user") != 0)
 		yamlfile_error(&f, runner, "runner must be qemu-user (Linux programs, the default), "
 		               "wasi (WebAssembly programs under Node.js), semihosting (bare-metal "
-		               "programs on a qemu-system board) or wine (Windows programs) (got '%s')",
+		               "programs on a qemu-system board), wine (Windows programs) or none "
+		               "(built and linked, never run) (got '%s')",
 		               runner_name);
 	yaml_node_t *qemu = yamlfile_get(&f, root, "qemu");
 	yaml_node_t *qemu_cpu = yamlfile_get(&f, root, "qemu_cpu");
@@ -974,7 +977,8 @@ struct target *recipes_target(struct recipes *r, const char *name)
 		yamlfile_error(&f, root, "missing '%s': runner semihosting runs programs on a "
 		               "qemu-system board (qemu: the qemu-system binary, qemu_machine: its -M)",
 		               qemu ? "qemu_machine" : "qemu");
-	else if ((t->runner == RUNNER_WASI || t->runner == RUNNER_WINE) && (qemu || qemu_cpu))
+	else if ((t->runner == RUNNER_WASI || t->runner == RUNNER_WINE || t->runner == RUNNER_NONE) &&
+	         (qemu || qemu_cpu))
 		yamlfile_error(&f, qemu ? qemu : qemu_cpu, "qemu and qemu_cpu are for runners "
 		               "qemu-user and semihosting; this target's runner is %s", runner_name);
 	if (machine && t->runner != RUNNER_SEMIHOSTING)

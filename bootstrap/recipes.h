@@ -138,6 +138,7 @@ enum runner {
 	RUNNER_SEMIHOSTING,         /* qemu-system (`qemu`) on a board (`qemu_machine`), the
 	                               program's I/O and exit through semihosting: bare metal */
 	RUNNER_WINE,                /* wine: Windows programs */
+	RUNNER_NONE,                /* nothing here runs them: built and linked only */
 };
 
 struct target {
@@ -145,7 +146,8 @@ struct target {
 	char *path;
 	char *description;
 	char *triple;               /* what clang gets as --target */
-	enum runner runner;         /* `runner:` qemu-user (the default), wasi, semihosting or wine */
+	enum runner runner;         /* `runner:` qemu-user (the default), wasi, semihosting, wine
+	                               or none */
 	char *qemu;                 /* the qemu binary that runs the target's programs (qemu-user,
 	                               or qemu-system for semihosting): letters, digits and
 	                               /._+-,=:@% only (run wrappers run it by a shell); NULL for

@@ -228,6 +228,8 @@ static const char *runner_name(const struct target *t)
 		return "node";
 	if (t->runner == RUNNER_WINE)
 		return "wine";
+	if (t->runner == RUNNER_NONE)
+		return "none";
 	const char *slash = strrchr(t->qemu, '/');
 	return slash ? slash + 1 : t->qemu;
 }
@@ -395,6 +397,8 @@ static int build_one(const struct dirs *dirs, const struct target *t, const char
 	}
 	/* not-run and not-run-under name what qemu-user cannot host: on a kernel everything runs */
 	const char *not_run = on_kernel ? NULL : test->not_run;
+	if (t->runner == RUNNER_NONE && !on_kernel)
+		not_run = "nothing on this machine runs the target's programs (runner: none)";
 	for (size_t i = 0; i + 1 < test->not_run_under.n && !not_run && !on_kernel; i += 2)
 		if (strcmp(test->not_run_under.v[i], runner_name(t)) == 0)
 			not_run = test->not_run_under.v[i + 1];
@@ -748,6 +752,7 @@ int testrun_target(const struct dirs *dirs, const struct target *t,
 		strlist_take(&table->runners, system ? xstrdup(guest_describe(system))
 		                              : t->runner == RUNNER_WASI ? xstrdup("Node.js (WASI preview 1)")
 		                              : t->runner == RUNNER_WINE ? xstrdup("wine")
+		                              : t->runner == RUNNER_NONE ? xstrdup("none: built and linked only")
 		                              : t->runner == RUNNER_SEMIHOSTING ?
 		                                xasprintf("%s -M %s%s%s (semihosting)", t->qemu,
 		                                          t->qemu_machine, t->qemu_cpu ? " -cpu " : "",

@@ -191,6 +191,9 @@ TEST(recipes)
 	CHECK(load_fails_with("wineqemu", "targets/wineqemu.yaml:3:7: qemu and qemu_cpu are for runners"));
 	project_file("targets/winemips.yaml", "triple: mips-w64-windows-gnu\nrunner: wine\nstages: [two]\n");
 	CHECK(load_fails_with("winemips", "a Windows target's cpu_family is x86_64, x86, aarch64 or arm"));
+	project_file("targets/noneqemu.yaml", "triple: aarch64-w64-windows-gnu\nrunner: none\n"
+	             "qemu_cpu: max\nstages: [two]\n");
+	CHECK(load_fails_with("noneqemu", "targets/noneqemu.yaml:3:11: qemu and qemu_cpu are for runners"));
 	project_file("targets/wineok.yaml", "triple: x86_64-w64-windows-gnu\nrunner: wine\nstages: [two]\n");
 	{
 		struct recipes wr;
