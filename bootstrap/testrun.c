@@ -607,10 +607,11 @@ static int boot_and_judge(struct guest *g, const struct target *t, const char *s
  * target's name for it (musl, glibc, wasi-libc), where its libc.a or libc.so is there. */
 static char *sysroot_pieces(const char *sysroot, const struct target *t)
 {
+	/* mingw-w64's C library is libmingwex over the Universal C Runtime's import library */
 	static const char *const pieces[][2] = {
 		{"headers", "usr/include/linux/version.h"}, {"builtins", NULL},
 		{"libgcc", "usr/lib/gcc/*/*/libgcc.a"}, {"libatomic", "usr/lib/libatomic.a"},
-		{"libc", "usr/lib/libc.[as]*"},
+		{"libc", "usr/lib/libc.[as]*"}, {"libc", "usr/lib/libucrt.a"},
 		{"libunwind", "usr/lib/libunwind.a"}, {"libc++abi", "usr/lib/libc++abi.a"},
 		{"libc++", "usr/lib/libc++.a"}, {"libstdc++", "usr/lib/libstdc++.a"},
 	};

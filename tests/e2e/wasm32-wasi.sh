@@ -29,23 +29,7 @@ run cat "$T/table.md"
 check "the support table names WASI's runner and the C library the target names" 0 \
 	"Node.js (WASI preview 1)" "| $TARGET | builtins wasi-libc libc++abi libc++ |"
 
-cat >"$T/args.c" <<'EOT'
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-int main(int argc, char **argv)
-{
-	const char *home = getenv("CROSSROOT_TEST_VAR");
-	printf("argc=%d last=%s var=%s\n", argc, argv[argc - 1], home ? home : "(none)");
-	FILE *f = fopen(argv[1], "r");
-	char line[64] = "";
-	if (!f || !fgets(line, sizeof line, f))
-		return 9;
-	printf("read: %s", line);
-	return (int)strlen(line);
-}
-EOT
-echo "from the host" >"$T/input.txt"
+args_program
 run "$S/bin/$TARGET-clang" -O2 "$T/args.c" -o "$T/args.wasm"
 check "the C wrapper compiles and links with no other flag" 0
 run file "$T/args.wasm"

@@ -33,23 +33,7 @@ run cat "$T/table.md"
 check "the support table names wine and the C library the target names" 0 \
 	"| $TARGET | " "mingw-w64" "| wine |"
 
-cat >"$T/args.c" <<'EOT'
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-int main(int argc, char **argv)
-{
-	const char *var = getenv("CROSSROOT_TEST_VAR");
-	printf("argc=%d last=%s var=%s\n", argc, argv[argc - 1], var ? var : "(none)");
-	FILE *f = fopen(argv[1], "r");
-	char line[64] = "";
-	if (!f || !fgets(line, sizeof line, f))
-		return 9;
-	printf("read: %s", line);
-	return (int)strlen(line);
-}
-EOT
-echo "from the host" >"$T/input.txt"
+args_program
 # clang's MinGW driver adds LIBRARY_PATH's directories to every link: the wrappers clear it
 mkdir -p "$T/badlib"
 echo "not an archive" >"$T/badlib/libmingw32.a"

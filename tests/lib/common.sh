@@ -124,6 +124,30 @@ cmake_ctest() {
 	check "CTest runs the project's tests through the run wrapper" 0
 }
 
+# args_program: $T/args.c, a user's program that prints its argument count, its last argument
+# and $CROSSROOT_TEST_VAR, then the first line of the file its first argument names, and exits
+# with that line's length (9 if it cannot read it); and $T/input.txt, "from the host" (a
+# status of 14)
+args_program() {
+	cat >"$T/args.c" <<'EOT'
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+int main(int argc, char **argv)
+{
+	const char *var = getenv("CROSSROOT_TEST_VAR");
+	printf("argc=%d last=%s var=%s\n", argc, argv[argc - 1], var ? var : "(none)");
+	FILE *f = fopen(argv[1], "r");
+	char line[64] = "";
+	if (!f || !fgets(line, sizeof line, f))
+		return 9;
+	printf("read: %s", line);
+	return (int)strlen(line);
+}
+EOT
+	echo "from the host" >"$T/input.txt"
+}
+
 # meson_args_test ARG: $T/args.c (and $T/input.txt, if there) as a Meson project built with $S's
 # cross file; `meson test` runs the program with ARG (a Meson expression) through the cross
 # file's exe_wrapper, and the program prints argc=2 and exits with a nonzero status
