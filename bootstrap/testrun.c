@@ -60,6 +60,10 @@ static char *header_value(struct test *t, const char *key, char *value)
 		for (char *w = strtok(value, " \t"); w; w = strtok(NULL, " \t")) {
 			if (into == &t->links && strcmp(w, "static") != 0 && strcmp(w, "dynamic") != 0)
 				return xasprintf("link '%s': a link is static or dynamic", w);
+			if (into == &t->systems && strcmp(w, "Linux") != 0 && strcmp(w, "WASI") != 0 &&
+			    strcmp(w, "Windows") != 0 && strcmp(w, "Generic") != 0)
+				return xasprintf("system '%s': a system is Linux, WASI, Windows or Generic "
+				                 "(bare metal), as CMake names them", w);
 			if (into == &t->requires && strcmp(w, "c++") != 0 && strncmp(w, "clang_rt.", 9) != 0 &&
 			    strncmp(w, "lib", 3) != 0 && !recipes_is_capability(w))
 				return xasprintf("requires '%s': a requirement is c++, a runtime (clang_rt.NAME), "
@@ -604,7 +608,8 @@ static int boot_and_judge(struct guest *g, const struct target *t, const char *s
 }
 
 /* The runtime pieces a sysroot holds, by the files that make them; the C library by the
- * target's name for it (musl, glibc, wasi-libc), where its libc.a or libc.so is there. */
+ * target's name for it (musl, glibc, wasi-libc, mingw-w64), where its libc.a or libc.so (or
+ * UCRT's import library, libucrt.a) is there. */
 static char *sysroot_pieces(const char *sysroot, const struct target *t)
 {
 	/* mingw-w64's C library is libmingwex over the Universal C Runtime's import library */
@@ -753,7 +758,8 @@ int testrun_target(const struct dirs *dirs, const struct target *t,
 		strlist_take(&table->runners, system ? xstrdup(guest_describe(system))
 		                              : t->runner == RUNNER_WASI ? xstrdup("Node.js (WASI preview 1)")
 		                              : t->runner == RUNNER_WINE ? xstrdup("wine")
-		                              : t->runner == RUNNER_NONE ? xstrdup("none: built and linked only")
+		                              : t->runner == RUNNER_NONE ?
+		                                xstrdup("none: built and linked only")
 		                              : t->runner == RUNNER_SEMIHOSTING ?
 		                                xasprintf("%s -M %s%s%s (semihosting)", t->qemu,
 		                                          t->qemu_machine, t->qemu_cpu ? " -cpu " : "",
@@ -826,8 +832,13 @@ int testrun_target(const struct dirs *dirs, const struct target *t,
 			else if (strlist_has(&t->lacks, need))
 				j->skip = xasprintf("%s has no %s", t->name, need);
 		}
-		if (!j->skip && j->test.systems.n && !strlist_has(&j->test.systems, recipes_system(t)))
-			j->skip = xasprintf("a program for %s only", j->test.systems.v[0]);
+		if (!j->skip && j->test.systems.n && !strlist_has(&j->test.systems, recipes_system(t))) {
+			struct buf systems = {0};
+			for (size_t k = 0; k < j->test.systems.n; k++)
+				buf_printf(&systems, "%s%s", k ? " and " : "", j->test.systems.v[k]);
+			j->skip = xasprintf("a program for %s only", systems.s);
+			buf_release(&systems);
+		}
 		if (t->static_only) {
 			static_links_only(&j->test);
 			if (j->test.links.n == 0)

@@ -16,6 +16,8 @@ cat "$T/out"
 run $C test $TARGET
 cat "$T/out"
 check "crossroot test $TARGET" 0 " 0 failed"
+check "a program of another system's own API is skipped, with the reason" 0 \
+	"skip dll_load                     (a program for Windows only)"
 
 # A program's header exempts one qemu from running it (not-run-under), and only that one.
 mkdir -p "$T/hdr/tests/sysroot"
@@ -49,12 +51,14 @@ printf '// link: dynamic\n// not-run-under: qemu-aarch64-static\nint main(void){
 printf '// requries: c++\nint main(void){return 0;}\n' >"$B/misspelt.c"
 printf '// exit: seven\nint main(void){return 7;}\n' >"$B/bad_exit.c"
 printf '// link: shared\nint main(void){return 0;}\n' >"$B/bad_link.c"
+printf '// system: Windws\nint main(void){return 0;}\n' >"$B/bad_system.c"
 run $CROSSROOT -C "$T/bad" --work "$T/badwork" --out "$T/sysroots" test $TARGET
 check "wrong headers fail their programs, naming file and line" 1 \
 	"FAIL no_reason                    wrong header: $B/no_reason.c:2: 'not-run-under: qemu-aarch64-static': the form is not-run-under: <qemu>: <why>" \
 	"FAIL misspelt                     wrong header: $B/misspelt.c:1: unknown header 'requries:'" \
 	"FAIL bad_exit                     wrong header: $B/bad_exit.c:1: exit 'seven': an exit status is a number from 0 to 255" \
-	"FAIL bad_link                     wrong header: $B/bad_link.c:1: link 'shared': a link is static or dynamic"
+	"FAIL bad_link                     wrong header: $B/bad_link.c:1: link 'shared': a link is static or dynamic" \
+	"FAIL bad_system                   wrong header: $B/bad_system.c:1: system 'Windws': a system is Linux, WASI, Windows or Generic"
 
 printf '#include <stdio.h>\nint main(void){puts("hello");return 0;}\n' >"$T/hello.c"
 run "$S/bin/$TARGET-clang" "$T/hello.c" -o "$T/h"
