@@ -360,7 +360,7 @@ static struct node *stage_node(struct plan *p, struct recipes *r, struct target 
 		buf_release(&cycle);
 		return NULL;
 	}
-	const char *why = recipes_unsupported(s, t);
+	const char *why = recipes_unsupported(r, s, t);
 	if (why) {
 		location_error(&s->unsupported_where, "stage '%s' cannot be built for %s (target %s, "
 		               "%s): %s", s->name, t->triple, t->name, t->path, why);

@@ -77,6 +77,7 @@ static void stage_free(struct stage *s)
 	strlist_release(&s->brings);
 	strlist_release(&s->provides);
 	strlist_release(&s->unsupported);
+	strlist_release(&s->unsupported_fixed_in);
 	strlist_release(&s->toolchain);
 	strlist_release(&s->supersedes);
 	strlist_release(&s->machine);
@@ -388,15 +389,26 @@ const char *recipes_patch_set(const struct target *t, const char *name)
 	return NULL;
 }
 
-const char *recipes_unsupported(const struct stage *s, const struct target *t)
+const char *recipes_unsupported(struct recipes *r, const struct stage *s, const struct target *t)
 {
 	for (size_t i = 0; i < s->sources.n; i++)
 		if (recipes_patch_set(t, s->sources.v[i]))
 			return NULL;
 	size_t arch = strcspn(t->triple, "-");
-	for (size_t i = 0; i + 1 < s->unsupported.n; i += 2)
-		if (strlen(s->unsupported.v[i]) == arch && strncmp(s->unsupported.v[i], t->triple, arch) == 0)
-			return s->unsupported.v[i + 1];
+	for (size_t i = 0; i + 1 < s->unsupported.n; i += 2) {
+		const char *a = s->unsupported.v[i];
+		if (strlen(a) != arch || strncmp(a, t->triple, arch) != 0)
+			continue;
+		for (size_t j = 0; j + 1 < s->unsupported_fixed_in.n; j += 2)
+			if (strcmp(s->unsupported_fixed_in.v[j], a) == 0 && s->sources.n > 0) {
+				struct source *src = recipes_source_for(r, t, s->sources.v[0], NULL);
+				/* strverscmp: 9.0 < 19.1.7 < 21 (a missing source was reported already) */
+				if (!src || !src->version
+				    || strverscmp(src->version, s->unsupported_fixed_in.v[j + 1]) >= 0)
+					return NULL;
+			}
+		return s->unsupported.v[i + 1];
+	}
 	return NULL;
 }
 
@@ -757,6 +769,48 @@ static void check_machine(struct yamlfile *f, yaml_node_t *node, const struct st
 		}
 }
 
+/* `unsupported:` maps an architecture to why the stage cannot build for it: a string, or
+ * {why: ..., fixed_in: VERSION} where a later version of the stage's first source can. */
+static void parse_unsupported(struct yamlfile *f, yaml_node_t *node, struct stage *s)
+{
+	if (!node)
+		return;
+	if (node->type != YAML_MAPPING_NODE) {
+		yamlfile_error(f, node, "'unsupported' must map architectures to reasons");
+		return;
+	}
+	for (size_t i = 0; i < yamlfile_map_size(node); i++) {
+		yaml_node_t *key = yamlfile_map_key(f, node, i), *value = yamlfile_map_value(f, node, i);
+		const char *arch = yamlfile_scalar(f, key, "unsupported");
+		if (!arch || !value)
+			continue;
+		if (!valid_name(arch) || strchr(arch, '-'))
+			yamlfile_error(f, key, "'%s' is not an architecture (the first part of a "
+			               "triple, like s390x)", arch);
+		const char *why = NULL;
+		if (value->type == YAML_MAPPING_NODE) {
+			static const char *const keys[] = {"why", "fixed_in", NULL};
+			yamlfile_check_keys(f, value, keys, keys);
+			yaml_node_t *w = yamlfile_get(f, value, "why");
+			yaml_node_t *fixed = yamlfile_get(f, value, "fixed_in");
+			why = w ? yamlfile_scalar(f, w, "why") : NULL;
+			const char *version = fixed ? yamlfile_scalar(f, fixed, "fixed_in") : NULL;
+			if (version && !safe_value(version))
+				yamlfile_error(f, fixed, "'%s' is not a version", version);
+			else if (version) {
+				strlist_add(&s->unsupported_fixed_in, arch);
+				strlist_add(&s->unsupported_fixed_in, version);
+			}
+		} else {
+			why = yamlfile_scalar(f, value, "unsupported");
+		}
+		if (why) {
+			strlist_add(&s->unsupported, arch);
+			strlist_add(&s->unsupported, why);
+		}
+	}
+}
+
 struct stage *recipes_stage(struct recipes *r, const char *name, const struct location *from)
 {
 	for (size_t i = 0; i < r->n_stages; i++)
@@ -834,13 +888,9 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 			               "(got '%s')", s->provides.v[i], s->provides.v[i + 1]);
 	}
 	yaml_node_t *unsupported = yamlfile_get(&f, root, "unsupported");
-	yamlfile_string_map(&f, unsupported, "unsupported", &s->unsupported);
+	parse_unsupported(&f, unsupported, s);
 	if (unsupported)
 		s->unsupported_where = location_of(&f, s->path, unsupported);
-	for (size_t i = 0; i < s->unsupported.n; i += 2)
-		if (!valid_name(s->unsupported.v[i]) || strchr(s->unsupported.v[i], '-'))
-			yamlfile_error(&f, unsupported, "'%s' is not an architecture (the first part of a "
-			               "triple, like s390x)", s->unsupported.v[i]);
 	yaml_node_t *sources = yamlfile_get(&f, root, "sources");
 	yaml_node_t *depends = yamlfile_get(&f, root, "depends");
 	yaml_node_t *toolchain = yamlfile_get(&f, root, "toolchain");

@@ -102,6 +102,8 @@ struct stage {
 	                               target naming this stage as its toolchain compiles with) */
 	struct strlist unsupported; /* architecture, reason, ...: the triples' first parts this
 	                               stage cannot be built for, said at plan time */
+	struct strlist unsupported_fixed_in; /* architecture, version, ...: from this version of
+	                               the stage's first source on, the architecture is built */
 	struct location unsupported_where;
 	bool has_toolchain;         /* `toolchain:` given: it overrides the target's toolchain */
 	struct strlist toolchain;   /* tools stages whose compilers build this stage; empty with
@@ -231,8 +233,9 @@ struct source *recipes_source_view(struct recipes *r, struct source *src, const 
 const char *recipes_patch_set(const struct target *t, const char *name);
 /* Why stage `s` cannot be built for `t` (a reason from its `unsupported` map), or NULL. A
  * target that patches one of the stage's sources for itself is taken at its word: the patch
- * set is how a target adds what the stage lacks (the build still checks that it did). */
-const char *recipes_unsupported(const struct stage *s, const struct target *t);
+ * set is how a target adds what the stage lacks (the build still checks that it did); an
+ * entry with `fixed_in` holds for versions of the stage's first source before that one. */
+const char *recipes_unsupported(struct recipes *r, const struct stage *s, const struct target *t);
 /* What stage `s` depends on for target `t`: its `depends`, the `arch_depends` of t's
  * architecture, and its `shared_depends` unless t is static-only (names as written: roles and
  * the target's substitutions not applied). With t NULL: every one of them, any target. */

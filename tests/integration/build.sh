@@ -183,6 +183,16 @@ check "patches: an unsupported architecture stops at plan time" 2 "stage 'picky'
 printf 'triple: aarch64-unknown-linux-musl\nqemu: q\nstages: [picky]\npatches: {toy: fix-one}\n' >"$P/targets/pk2.yaml"
 run $C plan pk2
 check "patches: a target that patches the stage's source for itself may build it" 0 "picky                    to build"
+# fixed_in: a later version of the stage's first source builds the architecture
+printf 'name: picky\nsources: [toy]\nunsupported:\n  aarch64: {why: toy 1 lacks it, fixed_in: "2.0"}\nsteps: [true]\n' >"$P/stages/picky.yaml"
+run $C plan pk1
+check "unsupported fixed_in: the older version stops at plan time" 2 "toy 1 lacks it"
+printf 'triple: aarch64-unknown-linux-musl\nqemu: q\nstages: [picky]\nversions: {toy: "2.0"}\n' >"$P/targets/pk3.yaml"
+run $C plan pk3
+check "unsupported fixed_in: the version that has it builds" 0 "picky                    to build"
+printf 'name: picky\nsources: [toy]\nunsupported:\n  aarch64: {why: x, fixed: "2.0"}\nsteps: [true]\n' >"$P/stages/picky.yaml"
+run $C plan pk3
+check "unsupported: an unknown key in an entry" 2 "picky.yaml:4:21: unknown key 'fixed'"
 sed 's/fix-one/fix-two/' "$P/targets/toyp.yaml" >"$P/targets/toyq.yaml"
 run $C plan toyq
 check "patches: a patch set without a directory" 2 "$P/targets/toyq.yaml:4:10: patch set 'fix-two' of toy 1.0: no directory $P/patches/toy/1.0/fix-two"
