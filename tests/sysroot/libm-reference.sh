@@ -5,9 +5,9 @@
 #                                 takes other code paths (aarch64 defines __FP_FAST_FMA: log2
 #                                 and pow use fma and differ in directed rounding modes);
 #                                 written only where it differs from the x86_64 one
-#   libm_exact.i686-...expected   musl built here by the host's gcc -m32 with i686-linux-musl's
+#   libm_exact.i686-linux-musl.expected musl built here by the host's gcc -m32 with i686-linux-musl's
 #                                 SSE2 flags (Debian's i386 musl uses the x87: see below)
-#   libm_exact.powerpc-...        musl built here by Debian's powerpc cross gcc
+#   libm_exact.powerpc-linux-musl.expected musl built here by Debian's powerpc cross gcc
 #                                 (gcc-powerpc-linux-gnu; Debian has no powerpc musl)
 # The Debian packages come from the archive this machine's apt uses (never named here),
 # verified by apt (signed Release files, hashes; tests/lib/debian-deb.sh); the
@@ -28,8 +28,9 @@ echo "libm_exact.expected: host musl-gcc $(dpkg-query -W -f='${Version}' musl-de
 # reference TARGET LIBDIR QEMU WHAT: the program compiled by TARGET's sysroot clang, linked with
 # the gcc-built libc.a and start files in LIBDIR (and the sysroot's compiler-rt builtins: long
 # double helpers) and run under QEMU with the target's CPU model (as crossroot test runs it);
-# its output becomes libm_exact.<triple>.expected, or that file is removed where the output
-# equals the x86_64 reference. WHAT says where LIBDIR is from.
+# its output becomes libm_exact.<NAME>.expected (NAME: the target's triple, or what the fifth
+# argument says), or that file is removed where the output equals the x86_64 reference. WHAT
+# says where LIBDIR is from.
 reference() {
 	rs=$ROOT/sysroots/$1 rl=$2
 	rtriple=$(sed -n 's/^triple: *//p' "$ROOT/targets/$1.yaml")
@@ -37,7 +38,7 @@ reference() {
 	"$rs/bin/$1-clang" -O2 -c -o "$T/$1.o" "$SRC"
 	ld.lld-19 -static -o "$T/$1.ref" "$rl/crt1.o" "$rl/crti.o" "$T/$1.o" "$rl/libc.a" \
 		"$rs"/usr/lib/clang/*/lib/"$rtriple"/libclang_rt.builtins.a "$rl/crtn.o"
-	rout=$ROOT/tests/sysroot/libm_exact.$rtriple.expected
+	rout=$ROOT/tests/sysroot/libm_exact.${5:-$rtriple}.expected
 	$3 ${rcpu:+-cpu "$rcpu"} "$T/$1.ref" >"$T/$1.out"
 	if cmp -s "$T/$1.out" "$ROOT/tests/sysroot/libm_exact.expected"; then
 		rm -f "$rout"
@@ -75,6 +76,9 @@ EOT
 
 # Where Debian has no musl of the architecture, or none built as the target is, the reference
 # is musl of the sysroot's version and patches, from crossroot's verified download, built here
+# for that target (so its file is named by the target, not the triple: powerpc's GCC converts
+# integers to double as LLVM 19 did, giving -0 for 0 when rounding down, which crossroot's LLVM
+# 21 no longer does; powerpc-linux-musl-llvm21 compares with the x86_64 reference)
 # by a gcc of Debian's (only the library: the program is compiled by the sysroot's clang and
 # linked with its compiler-rt builtins, as above), at -O2 as Debian builds musl (at musl's own
 # -Os, gcc saves registers through libgcc routines on some architectures: see powerpc's file).
@@ -95,7 +99,7 @@ built_reference() {
 			lib/crti.o lib/crtn.o) >"$T/musl-$1.log" 2>&1 ||
 		{ echo "$1: building the reference musl failed; the end of its log:" >&2
 		  tail -20 "$T/musl-$1.log" >&2; return 1; }
-	reference "$1" "$T/musl-$1/lib" "$5" "musl $version built by $6"
+	reference "$1" "$T/musl-$1/lib" "$5" "musl $version built by $6" "$1"
 }
 
 # i686-linux-musl does its floating point in SSE2 registers (-mfpmath=sse, see its target
