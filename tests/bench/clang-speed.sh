@@ -4,7 +4,8 @@
 # same sources, same flags), rebuilt ROUNDS times each, alternately, in one run (this machine
 # drifts by 20% over an hour). Prints wall seconds, CPU seconds and peak memory per build and
 # the ratios of the medians. CPU and memory are a cgroup's (build steps run in a sandbox whose
-# children `time` does not see), so this needs root and cgroup v1 cpuacct+memory or v2.
+# children `time` does not see: tests/bench/cgroup-run.sh), so this needs root and cgroup v1
+# cpuacct+memory or v2. The peak is the cgroup's, page cache included.
 # Both targets must be built already (the stages other than libcxx come from a copy of the
 # stage cache). Usage: tests/bench/clang-speed.sh [ROUNDS] (default 2; a round is ~6 min here).
 set -eu
@@ -15,12 +16,7 @@ HOST_TARGET=aarch64-linux-musl
 BUILT_TARGET=aarch64-linux-musl-llvm19
 C=$ROOT/crossroot
 B=$(mktemp -d /tmp/clang-speed.XXXXXX)
-CG=
-cleanup() {
-	[ -n "$CG" ] && for d in $CG; do rmdir "$d" 2>/dev/null || true; done
-	rm -rf "$B"
-}
-trap cleanup EXIT
+trap 'rm -rf "$B"' EXIT
 [ "$(id -u)" = 0 ] || { echo "clang-speed.sh: needs root (a cgroup measures CPU and memory)" >&2; exit 1; }
 
 # key TARGET: the stage's key prefix as `crossroot plan` prints it (cached: built before)
@@ -43,31 +39,15 @@ measure() {
 	ln -s "$ROOT/work/cache/downloads" "$B/w/cache/downloads"
 	[ -d "$ROOT/work/cache/apt" ] && ln -s "$ROOT/work/cache/apt" "$B/w/cache/apt"
 	rm -rf "$B/w/cache/stages/$k"*
-	if [ -d /sys/fs/cgroup/cpuacct ]; then
-		cpu=/sys/fs/cgroup/cpuacct/clang-speed-$$ mem=/sys/fs/cgroup/memory/clang-speed-$$
-		mkdir -p "$cpu" "$mem"
-		CG="$cpu $mem"
-		start=$(date +%s.%N)
-		sh -c "echo \$\$ >$cpu/tasks; echo \$\$ >$mem/tasks; exec \"$C\" -C \"$ROOT\" --work \"$B/w/work\" --cache \"$B/w/cache\" --out \"$B/w/out\" build $target" >"$B/log" 2>&1
-		end=$(date +%s.%N)
-		cpu_s=$(awk '{ printf "%.1f", $1 / 1e9 }' "$cpu/cpuacct.usage")
-		peak=$(awk '{ printf "%.0f", $1 / 1048576 }' "$mem/memory.max_usage_in_bytes")
-	else
-		cg=/sys/fs/cgroup/clang-speed-$$
-		mkdir -p "$cg"
-		CG=$cg
-		start=$(date +%s.%N)
-		sh -c "echo \$\$ >$cg/cgroup.procs; exec \"$C\" -C \"$ROOT\" --work \"$B/w/work\" --cache \"$B/w/cache\" --out \"$B/w/out\" build $target" >"$B/log" 2>&1
-		end=$(date +%s.%N)
-		cpu_s=$(awk '$1 == "usage_usec" { printf "%.1f", $2 / 1e6 }' "$cg/cpu.stat")
-		peak=$(awk '{ printf "%.0f", $1 / 1048576 }' "$cg/memory.peak" 2>/dev/null || echo "?")
-	fi
+	"$ROOT/tests/bench/cgroup-run.sh" "$name" "$C" -C "$ROOT" --work "$B/w/work" \
+		--cache "$B/w/cache" --out "$B/w/out" build "$target" >"$B/log" 2>"$B/measured" ||
+		{ echo "clang-speed.sh: the build of $target failed:" >&2; tail "$B/log" >&2; exit 1; }
+	# cgroup-run: NAME wall W s cpu C s peak P MiB
+	set -- $(grep '^cgroup-run: ' "$B/measured")
+	wall=$4 cpu_s=$7 peak=${10}
 	grep -q "build   $STAGE ($target)" "$B/log" || { echo "clang-speed.sh: $STAGE of $target was not rebuilt:" >&2; tail "$B/log" >&2; exit 1; }
-	wall=$(echo "$start $end" | awk '{ printf "%.1f", $2 - $1 }')
 	echo "$name $wall $cpu_s $peak" >>"$B/results"
 	printf '%-10s %-28s wall %7s s  cpu %7s s  peak %6s MiB\n' "$name" "$target" "$wall" "$cpu_s" "$peak"
-	for d in $CG; do rmdir "$d"; done
-	CG=
 }
 
 echo "rebuilding $STAGE, $ROUNDS rounds, alternately (host clang-19 first, then ours)"
