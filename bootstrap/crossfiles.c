@@ -892,19 +892,6 @@ static int write_tool(const char *bin, const struct target *t, const char *name,
 	return write_script(bin, t, name, text);
 }
 
-/* A Windows target's machine as dlltool (-m) and lld's MinGW driver (-m) name it */
-static const char *const *windows_machine(const struct target *t)
-{
-	static const char *const machines[][3] = {
-		{"x86_64", "i386:x86-64", "i386pep"}, {"x86", "i386", "i386pe"},
-		{"aarch64", "arm64", "arm64pe"}, {"arm", "arm", "thumb2pe"},
-	};
-	for (size_t i = 0; i < sizeof(machines) / sizeof(machines[0]); i++)
-		if (t->cpu_family && strcmp(t->cpu_family, machines[i][0]) == 0)
-			return machines[i] + 1;
-	return machines[0] + 1;
-}
-
 int crossfiles_write(const struct host_llvm *h, const struct target *t,
                      const struct strlist *provided, const char *root, const char *out)
 {
@@ -971,7 +958,7 @@ int crossfiles_write(const struct host_llvm *h, const struct target *t,
 		bool ld = strcmp(name, "ld") == 0;
 		/* ld.lld is lld's ELF linker; its MinGW driver answers to a PE emulation */
 		char *args = !ld ? xstrdup("") : windows ?
-			xasprintf(" -m %s --sysroot=\"$d/..\"", windows_machine(t)[1]) :
+			xasprintf(" -m %s --sysroot=\"$d/..\"", recipes_windows_machine(t)[1]) :
 			xstrdup(" --sysroot=\"$d/..\"");
 		rc = write_tool(bin, t, name, locate, check, tool, args);
 		free(args);
@@ -984,7 +971,7 @@ int crossfiles_write(const struct host_llvm *h, const struct target *t,
 		const char *name = toolchain_windows_tools[i][0];
 		char *tool = tool_command(h, provided, name, toolchain_windows_tools[i][1]);
 		char *check = host_check(h, tool);
-		char *args = strcmp(name, "dlltool") == 0 ? xasprintf(" -m %s", windows_machine(t)[0])
+		char *args = strcmp(name, "dlltool") == 0 ? xasprintf(" -m %s", recipes_windows_machine(t)[0])
 		             : xasprintf(" --target=%s -I \"$d/../usr/include\"", t->triple);
 		rc = write_tool(bin, t, name, locate, check, tool, args);
 		free(args);

@@ -463,17 +463,47 @@ const char *recipes_system(const struct target *t)
 	return strncmp(os, "wasi", 4) == 0 ? "WASI" : none ? "Generic" : "Linux";
 }
 
+/* Each system crossroot builds for: CMake's name, Meson's, and its programs' object format */
+static const struct {
+	const char *cmake, *meson, *object_format;
+} systems[] = {
+	{"Linux", "linux", "elf"}, {"WASI", "wasi", "wasm"}, {"Windows", "windows", "coff"},
+	{"Generic", "none", "elf"},
+};
+
+static size_t system_index(const char *cmake_name)
+{
+	for (size_t i = 0; i < sizeof(systems) / sizeof(systems[0]); i++)
+		if (strcmp(systems[i].cmake, cmake_name) == 0)
+			return i;
+	return 0;
+}
+
+bool recipes_is_system(const char *name)
+{
+	return strcmp(systems[system_index(name)].cmake, name) == 0;
+}
+
 const char *recipes_meson_system(const struct target *t)
 {
-	const char *system = recipes_system(t);
-	return strcmp(system, "WASI") == 0 ? "wasi" : strcmp(system, "Generic") == 0 ? "none" :
-	       strcmp(system, "Windows") == 0 ? "windows" : "linux";
+	return systems[system_index(recipes_system(t))].meson;
 }
 
 const char *recipes_object_format(const struct target *t)
 {
-	const char *system = recipes_system(t);
-	return strcmp(system, "WASI") == 0 ? "wasm" : strcmp(system, "Windows") == 0 ? "coff" : "elf";
+	return systems[system_index(recipes_system(t))].object_format;
+}
+
+const char *const *recipes_windows_machine(const struct target *t)
+{
+	static const char *const machines[][3] = {
+		{"x86_64", "i386:x86-64", "i386pep"}, {"x86", "i386", "i386pe"},
+		{"aarch64", "arm64", "arm64pe"}, {"arm", "arm", "thumb2pe"},
+	};
+	for (size_t i = 0; i < sizeof(machines) / sizeof(machines[0]); i++)
+		if (t->cpu_family && strcmp(t->cpu_family, machines[i][0]) == 0)
+			return machines[i] + 1;
+	return NULL;
 }
 
 /* What a platform may lack, each a word test programs require: threads (pthreads, C11 and
@@ -1125,11 +1155,7 @@ struct target *recipes_target(struct recipes *r, const char *name)
 	/* Windows: its tools know these machines (dlltool's -m, lld's PE emulations), and wine
 	 * runs nothing else */
 	bool windows = t->triple && strcmp(recipes_system(t), "Windows") == 0;
-	static const char *const windows_families[] = {"x86_64", "x86", "aarch64", "arm", NULL};
-	bool family_known = false;
-	for (size_t i = 0; windows_families[i] && t->cpu_family; i++)
-		family_known = family_known || strcmp(t->cpu_family, windows_families[i]) == 0;
-	if (windows && !family_known)
+	if (windows && !recipes_windows_machine(t))
 		yamlfile_error(&f, yamlfile_get(&f, root, "cpu_family") ? yamlfile_get(&f, root, "cpu_family")
 		               : root, "a Windows target's cpu_family is x86_64, x86, aarch64 or arm "
 		               "(got '%s')", t->cpu_family ? t->cpu_family : "");

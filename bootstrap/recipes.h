@@ -270,6 +270,11 @@ bool recipes_is_capability(const char *name);
 /* The target's operating system as Meson's host_machine system names it: linux, wasi,
  * windows or none (bare metal; CMake's is Generic) */
 const char *recipes_meson_system(const struct target *t);
+/* Is `name` a system as recipes_system names them (Linux, WASI, Windows, Generic)? */
+bool recipes_is_system(const char *name);
+/* A Windows target's machine as dlltool (-m) and lld's MinGW driver (-m) name it, from its
+ * cpu_family: {"i386:x86-64", "i386pep"}, ...; NULL for a family Windows' tools do not know */
+const char *const *recipes_windows_machine(const struct target *t);
 /* The capabilities above, for messages: "threads, dlopen, ..." */
 extern const char recipes_capabilities[];
 /* Is `name` a tool a toolchain stage can provide (cc, cxx, ar, ...)? */

@@ -60,8 +60,7 @@ static char *header_value(struct test *t, const char *key, char *value)
 		for (char *w = strtok(value, " \t"); w; w = strtok(NULL, " \t")) {
 			if (into == &t->links && strcmp(w, "static") != 0 && strcmp(w, "dynamic") != 0)
 				return xasprintf("link '%s': a link is static or dynamic", w);
-			if (into == &t->systems && strcmp(w, "Linux") != 0 && strcmp(w, "WASI") != 0 &&
-			    strcmp(w, "Windows") != 0 && strcmp(w, "Generic") != 0)
+			if (into == &t->systems && !recipes_is_system(w))
 				return xasprintf("system '%s': a system is Linux, WASI, Windows or Generic "
 				                 "(bare metal), as CMake names them", w);
 			if (into == &t->requires && strcmp(w, "c++") != 0 && strncmp(w, "clang_rt.", 9) != 0 &&

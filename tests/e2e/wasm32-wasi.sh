@@ -42,25 +42,7 @@ check "a missing program is exit status 127" 127
 run "$S/bin/$TARGET-run" "$T/input.txt"
 check "a file that is not WebAssembly is exit status 126" 126
 
-cat >"$T/prog.cpp" <<'EOT'
-#include <filesystem>
-#include <fstream>
-#include <iostream>
-#include <map>
-#include <string>
-int main(int, char **argv)
-{
-	std::map<std::string, int> words;
-	std::ifstream in(argv[1]);
-	for (std::string w; in >> w;)
-		words[w]++;
-	for (const auto &[w, n] : words)
-		std::cout << w << '=' << n << '\n';
-	std::cout << "size " << std::filesystem::file_size(argv[1]) << '\n';
-	return 0;
-}
-EOT
-printf 'b a b\n' >"$T/words.txt"
+words_program
 run "$S/bin/$TARGET-clang++" -std=c++20 -O2 "$T/prog.cpp" -o "$T/prog.wasm"
 check "the C++ wrapper builds iostreams, fstream and std::filesystem" 0
 run "$S/bin/$TARGET-run" "$T/prog.wasm" "$T/words.txt"

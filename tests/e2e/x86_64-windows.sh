@@ -49,41 +49,11 @@ check "a missing program is exit status 127" 127
 run "$S/bin/$TARGET-run" "$T/input.txt"
 check "a file that is not a Windows program is exit status 126" 126
 
-cat >"$T/prog.cpp" <<'EOT'
-#include <filesystem>
-#include <fstream>
-#include <iostream>
-#include <map>
-#include <stdexcept>
-#include <string>
-#include <thread>
-int main(int, char **argv)
-{
-	std::map<std::string, int> words;
-	std::ifstream in(argv[1]);
-	for (std::string w; in >> w;)
-		words[w]++;
-	for (const auto &[w, n] : words)
-		std::cout << w << '=' << n << '\n';
-	std::cout << "size " << std::filesystem::file_size(argv[1]) << '\n';
-	std::string caught;
-	std::thread t([&] {
-		try {
-			throw std::runtime_error("thrown in a thread");
-		} catch (const std::exception &e) {
-			caught = e.what();
-		}
-	});
-	t.join();
-	std::cout << "caught: " << caught << '\n';
-	return 0;
-}
-EOT
-printf 'b a b\n' >"$T/words.txt"
+words_program
 for link in dynamic static; do
 	flag=
 	[ $link = static ] && flag=-static
-	run "$S/bin/$TARGET-clang++" -std=c++20 -O2 $flag "$T/prog.cpp" -o "$T/prog-$link.exe"
+	run "$S/bin/$TARGET-clang++" -std=c++20 -O2 -DWITH_THREADS $flag "$T/prog.cpp" -o "$T/prog-$link.exe"
 	check "the C++ wrapper builds iostreams, fstream, std::filesystem, threads, exceptions ($link)" 0
 	run "$S/bin/$TARGET-run" "$T/prog-$link.exe" "$T/words.txt"
 	check "the C++ program runs ($link)" 0 "a=1" "b=2" "size 6" "caught: thrown in a thread"

@@ -148,6 +148,48 @@ EOT
 	echo "from the host" >"$T/input.txt"
 }
 
+# words_program: $T/prog.cpp, a user's C++20 program that counts the words of the file its
+# argument names and prints the file's size (for $T/words.txt, "b a b": a=1, b=2, size 6); built
+# with -DWITH_THREADS it also catches an exception thrown in a std::thread ("caught: thrown in a
+# thread")
+words_program() {
+	cat >"$T/prog.cpp" <<'EOT'
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <string>
+#ifdef WITH_THREADS
+#include <stdexcept>
+#include <thread>
+#endif
+int main(int, char **argv)
+{
+	std::map<std::string, int> words;
+	std::ifstream in(argv[1]);
+	for (std::string w; in >> w;)
+		words[w]++;
+	for (const auto &[w, n] : words)
+		std::cout << w << '=' << n << '\n';
+	std::cout << "size " << std::filesystem::file_size(argv[1]) << '\n';
+#ifdef WITH_THREADS
+	std::string caught;
+	std::thread t([&] {
+		try {
+			throw std::runtime_error("thrown in a thread");
+		} catch (const std::exception &e) {
+			caught = e.what();
+		}
+	});
+	t.join();
+	std::cout << "caught: " << caught << '\n';
+#endif
+	return 0;
+}
+EOT
+	printf 'b a b\n' >"$T/words.txt"
+}
+
 # meson_args_test ARG: $T/args.c (and $T/input.txt, if there) as a Meson project built with $S's
 # cross file; `meson test` runs the program with ARG (a Meson expression) through the cross
 # file's exe_wrapper, and the program prints argc=2 and exits with a nonzero status
