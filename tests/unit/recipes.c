@@ -202,7 +202,11 @@ TEST(recipes)
 		CHECK(wt && wt->runner == RUNNER_WINE && strcmp(recipes_system(wt), "Windows") == 0 &&
 		      strcmp(recipes_meson_system(wt), "windows") == 0 &&
 		      strcmp(recipes_object_format(wt), "coff") == 0);
+		const char *const *machine = wt ? recipes_windows_machine(wt) : NULL;
+		CHECK(machine && strcmp(machine[0], "i386:x86-64") == 0 && strcmp(machine[1], "i386pep") == 0);
 		recipes_release(&wr);
+		CHECK(recipes_is_system("Windows") && recipes_is_system("Generic") &&
+		      !recipes_is_system("windows") && !recipes_is_system("Darwin"));
 	}
 	project_file("targets/wasiqemu.yaml", "triple: wasm32-unknown-wasi\nrunner: wasi\n"
 	             "stages: [two]\nqemu_cpu: max\n");
