@@ -55,7 +55,8 @@ fuzz: tests/fuzz/fuzz-recipes tests/fuzz/fuzz-plan
 	FUZZ_SECONDS=600 tests/fuzz/run.sh
 
 # Every target built and tested for real, with file/readelf checks (slow: 6 to 7 hours cold on
-# 2 cores, the GNU targets 170 min of it; about 25 min when every stage is cached).
+# 2 cores, the GNU targets 170 min of it, plus about 2.5 hours for each LLVM version the *-llvm*
+# targets build from source (19.1.7, 21.1.8, 22.1.8); about 25 min when every stage is cached).
 check-all: crossroot
 	tests/full/all-targets.sh
 

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Every target in targets/, built and tested for real (make check-all; 6 to 7 hours cold on
-# 2 cores, 25 min when every stage is cached). Uses the project's own work/ and sysroots/ so the results stay usable.
+# 2 cores plus about 2.5 hours per LLVM version built from source, 25 min when every stage is
+# cached). Uses the project's own work/ and sysroots/ so the results stay usable.
 # Checks what `file` and `readelf` say of produced binaries: machine, ABI, interpreter.
 . "$(dirname "$0")/../lib/common.sh"
 cd "$ROOT" || exit 1
