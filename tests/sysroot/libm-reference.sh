@@ -77,8 +77,8 @@ EOT
 # Where Debian has no musl of the architecture, or none built as the target is, the reference
 # is musl of the sysroot's version and patches, from crossroot's verified download, built here
 # for that target (so its file is named by the target, not the triple: powerpc's GCC converts
-# integers to double as LLVM 19 did, giving -0 for 0 when rounding down, which crossroot's LLVM
-# 21 no longer does; powerpc-linux-musl-llvm21 compares with the x86_64 reference)
+# integers to double as clang 19 does, giving -0 for 0 when rounding down, which crossroot's
+# LLVM 21 no longer does; powerpc-linux-musl-llvm21 compares with the x86_64 reference)
 # by a gcc of Debian's (only the library: the program is compiled by the sysroot's clang and
 # linked with its compiler-rt builtins, as above), at -O2 as Debian builds musl (at musl's own
 # -Os, gcc saves registers through libgcc routines on some architectures: see powerpc's file).
