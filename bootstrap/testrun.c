@@ -956,6 +956,102 @@ static void md_cell(FILE *f, const char *text)
 	fputc(' ', f);
 }
 
+/* The cells of one Markdown table row ("| a | b \\| c |"), unescaped and trimmed; NULL for a
+ * line that is not a row. */
+static struct strlist *md_row(const char *line, struct strlist *cells)
+{
+	if (line[0] != '|')
+		return NULL;
+	struct buf cell = {0};
+	for (const char *c = line + 1; *c && *c != '\n'; c++) {
+		if (*c == '\\' && c[1] == '|') {
+			buf_add(&cell, "|", 1);
+			c++;
+		} else if (*c == '|') {
+			size_t b = 0, e = cell.len;
+			while (b < e && cell.s[b] == ' ')
+				b++;
+			while (e > b && cell.s[e - 1] == ' ')
+				e--;
+			strlist_take(cells, xstrndup(cell.s ? cell.s + b : "", e - b));
+			cell.len = 0;
+		} else {
+			buf_add(&cell, c, 1);
+		}
+	}
+	buf_release(&cell);
+	return cells;
+}
+
+/* The targets of an earlier table at `path` (crossroot's own Markdown) that `table` did not
+ * test, added to `merged` after this run's: the file stays the table of the last run that
+ * tested each target, so testing a few targets does not drop the others. Rows are kept in the
+ * file's order, this run's replacing its own; a file that is absent or not a table adds
+ * nothing. */
+static void table_merge(const struct test_table *table, const char *path,
+                        struct test_table *merged)
+{
+	char *text = read_file(path, NULL);
+	struct strlist order = {0}, columns = {0};
+	/* the earlier file's rows, then this run's targets not in it */
+	enum { NONE, TARGETS, PROGRAMS } part = NONE;
+	for (const char *line = text; line && *line;) {
+		const char *end = strchr(line, '\n');
+		struct strlist cells = {0};
+		if (!md_row(line, &cells) || cells.n == 0) {
+			part = NONE;
+		} else if (strcmp(cells.v[0], "target") == 0 && cells.n >= 2) {
+			part = TARGETS;
+		} else if (strcmp(cells.v[0], "program") == 0) {
+			part = PROGRAMS;
+			strlist_release(&columns);
+			for (size_t i = 1; i < cells.n; i++)
+				strlist_add(&columns, cells.v[i]);
+		} else if (strncmp(cells.v[0], "---", 3) == 0) {
+			/* the header's rule */
+		} else if (part == TARGETS && !strlist_has(&order, cells.v[0])) {
+			strlist_add(&order, cells.v[0]);
+			if (!strlist_has(&table->targets, cells.v[0])) {
+				strlist_add(&merged->pieces, cells.v[0]);
+				strlist_add(&merged->pieces, cells.n > 1 ? cells.v[1] : "?");
+				strlist_add(&merged->runners, cells.v[0]);
+				strlist_add(&merged->runners, cells.n > 2 ? cells.v[2]
+				                                          : "qemu-user (not recorded)");
+			}
+		} else if (part == PROGRAMS) {
+			for (size_t i = 1; i < cells.n && i - 1 < columns.n; i++)
+				if (strlist_has(&order, columns.v[i - 1]) &&
+				    !strlist_has(&table->targets, columns.v[i - 1]))
+					table_add(merged, columns.v[i - 1], cells.v[0], xstrdup(cells.v[i]));
+		}
+		strlist_release(&cells);
+		line = end ? end + 1 : NULL;
+	}
+	for (size_t i = 0; i < table->targets.n; i++)
+		if (!strlist_has(&order, table->targets.v[i]))
+			strlist_add(&order, table->targets.v[i]);
+	for (size_t i = 0; i < order.n; i++)
+		strlist_add(&merged->targets, order.v[i]);
+	for (size_t i = 0; i < table->cells.n; i += 3)
+		table_add(merged, table->cells.v[i], table->cells.v[i + 1], xstrdup(table->cells.v[i + 2]));
+	for (size_t i = 0; i < table->pieces.n; i++)
+		strlist_add(&merged->pieces, table->pieces.v[i]);
+	for (size_t i = 0; i < table->runners.n; i++)
+		strlist_add(&merged->runners, table->runners.v[i]);
+	strlist_release(&order);
+	strlist_release(&columns);
+	free(text);
+}
+
+/* target's value in a (target, value, ...) list */
+static const char *table_value(const struct strlist *list, const char *target)
+{
+	for (size_t i = 0; i + 1 < list->n; i += 2)
+		if (strcmp(list->v[i], target) == 0)
+			return list->v[i + 1];
+	return "?";
+}
+
 int testrun_print_table(const struct test_table *table, const char *markdown)
 {
 	if (table->targets.n == 0)
@@ -984,40 +1080,44 @@ int testrun_print_table(const struct test_table *table, const char *markdown)
 	}
 	if (!markdown)
 		return 0;
+	struct test_table merged = {0};
+	table_merge(table, markdown, &merged);
 	char *tmp = xasprintf("%s.tmp", markdown);
 	FILE *f = fopen(tmp, "w");
 	if (!f) {
 		error("cannot write '%s': %s", tmp, strerror(errno));
 		free(tmp);
+		testrun_table_release(&merged);
 		return -1;
 	}
 	fputs("# Targets and what passes on them\n\n"
-	      "Written by `crossroot test` (the last run that tested these targets): the runtime "
-	      "pieces each sysroot holds, and each program of `tests/sysroot/` built static and "
-	      "dynamic with the target's compiler and run where the target's row says: under "
-	      "qemu-user, or (`crossroot test --system`) on Debian's Linux booted under "
+	      "Written by `crossroot test` (each target's column is from the last run that tested it): "
+	      "the runtime pieces each sysroot holds, and each program of `tests/sysroot/` built "
+	      "static and dynamic with the target's compiler and run where the target's row says: "
+	      "under qemu-user, or (`crossroot test --system`) on Debian's Linux booted under "
 	      "qemu-system. A cell `ok (kernel)` ran on the kernel, `ok (run natively)` on the "
 	      "host's CPU.\n\n", f);
 	fputs("| target | pieces | programs ran |\n|---|---|---|\n", f);
-	for (size_t t = 0; t < table->targets.n; t++) {
-		md_cell(f, table->targets.v[t]);
-		md_cell(f, table->pieces.n > 2 * t + 1 ? table->pieces.v[2 * t + 1] : "?");
-		md_cell(f, table->runners.n > 2 * t + 1 ? table->runners.v[2 * t + 1] : "?");
+	for (size_t t = 0; t < merged.targets.n; t++) {
+		md_cell(f, merged.targets.v[t]);
+		md_cell(f, table_value(&merged.pieces, merged.targets.v[t]));
+		md_cell(f, table_value(&merged.runners, merged.targets.v[t]));
 		fputs("|\n", f);
 	}
 	fputs("\n| program |", f);
-	for (size_t t = 0; t < table->targets.n; t++)
-		fprintf(f, " %s |", table->targets.v[t]);
+	for (size_t t = 0; t < merged.targets.n; t++)
+		fprintf(f, " %s |", merged.targets.v[t]);
 	fputs("\n|---|", f);
-	for (size_t t = 0; t < table->targets.n; t++)
+	for (size_t t = 0; t < merged.targets.n; t++)
 		fputs("---|", f);
 	fputc('\n', f);
-	for (size_t p = 0; p < table->programs.n; p++) {
-		md_cell(f, table->programs.v[p]);
-		for (size_t t = 0; t < table->targets.n; t++)
-			md_cell(f, table_cell(table, table->targets.v[t], table->programs.v[p]));
+	for (size_t p = 0; p < merged.programs.n; p++) {
+		md_cell(f, merged.programs.v[p]);
+		for (size_t t = 0; t < merged.targets.n; t++)
+			md_cell(f, table_cell(&merged, merged.targets.v[t], merged.programs.v[p]));
 		fputs("|\n", f);
 	}
+	testrun_table_release(&merged);
 	int rc = 0;
 	if (fclose(f) != 0 || rename(tmp, markdown) != 0) {
 		error("cannot write '%s': %s", markdown, strerror(errno));

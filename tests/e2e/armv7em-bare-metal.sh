@@ -22,6 +22,29 @@ check "the support table names the board and the pieces" 0 \
 	"qemu-system-arm -M mps2-an386 -cpu cortex-m4 (semihosting)" \
 	"| $TARGET | builtins picolibc libunwind libc++abi libc++ |"
 
+# --table FILE keeps the targets an earlier run tested and this one did not (the file is the
+# table of the last run that tested each target); this target's old column is replaced
+cat >"$T/merged.md" <<EOT
+| target | pieces | programs ran |
+|---|---|---|
+| earlier-target | headers musl | qemu-user (qemu-x \| y) |
+| $TARGET | old pieces | old runner |
+
+| program | earlier-target | $TARGET |
+|---|---|---|
+| hello | ok (kernel) | FAIL: old |
+| gone_program | skip: a \| b | FAIL: old |
+EOT
+run $C test --table "$T/merged.md" $TARGET
+check "test --table over an earlier table" 0 "support table written to $T/merged.md"
+run cat "$T/merged.md"
+check "the earlier target's row and cells are kept, this target's replaced" 0 \
+	"| earlier-target | headers musl | qemu-user (qemu-x \| y) |" \
+	"| $TARGET | builtins picolibc libunwind libc++abi libc++ | qemu-system-arm -M mps2-an386" \
+	"| program | earlier-target | $TARGET |" "| hello | ok (kernel) | ok |" \
+	"| gone_program | skip: a \| b | - |" "| pthreads | - | skip: $TARGET has no threads |"
+assert "no cell of the earlier run is left for this target" sh -c "! grep -q 'FAIL: old\|old pieces' '$T/merged.md'"
+
 cat >"$T/args.c" <<'EOT'
 #include <math.h>
 #include <stdio.h>
