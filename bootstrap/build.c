@@ -45,6 +45,7 @@ struct run {
 	struct jobserver js;
 	struct job *jobs;           /* parallel to p->nodes */
 	bool extract_failed;        /* an archive could not be extracted: exit code 3 */
+	bool *assembled;            /* parallel to p->targets: its sysroot is assembled */
 };
 
 /* ---- fetch ---- */
@@ -589,6 +590,24 @@ static void remember_seconds(const struct plan *p, const struct node *n)
 	free(text);
 }
 
+static bool target_built(const struct plan *p, const struct target *t);
+
+/* A target whose last stage just finished gets its sysroot now, not when every target of the
+ * run is built: the first targets of a long run can be used (and tested) while it goes on. */
+static void assemble_ready(struct run *r)
+{
+	for (size_t t = 0; t < r->p->n_targets; t++) {
+		const struct target *target = r->p->targets[t];
+		if (r->assembled[t] || !target_built(r->p, target))
+			continue;
+		if (sysroot_assemble(r->p, target) < 0)
+			continue;   /* said why; the end of the run tries again and fails there */
+		r->assembled[t] = true;
+		info("sysroot %s: %s/%s (ready; the run goes on)", target->name, r->p->dirs.out,
+		     target->name);
+	}
+}
+
 static pid_t child_ended(void *ctx, struct node *n, int status)
 {
 	struct run *r = ctx;
@@ -676,6 +695,8 @@ static pid_t child_ended(void *ctx, struct node *n, int status)
 	free(mark);
 	info("done    %s in %s", n->label, format_duration(n->seconds, took));
 	remote_push_stage(r->o->remote, r->p, n);
+	n->state = NODE_DONE;   /* as the scheduler marks it next: its target may be complete */
+	assemble_ready(r);
 	return 0;
 }
 
@@ -891,20 +912,21 @@ static bool target_built(const struct plan *p, const struct target *t)
 
 /* After a failure with -k: the targets that failed nothing still get their sysroots, as a
  * run of those targets alone would have made them. */
-static void assemble_built(const struct plan *p)
+static void assemble_built(const struct plan *p, const bool *assembled)
 {
 	for (size_t t = 0; t < p->n_targets; t++) {
 		const struct target *target = p->targets[t];
-		if (target_built(p, target) && sysroot_assemble(p, target) == 0)
+		if (!assembled[t] && target_built(p, target) && sysroot_assemble(p, target) == 0)
 			info("sysroot %s: %s/%s (every stage of it built; another target failed)",
 			     target->name, p->dirs.out, target->name);
 	}
 }
 
-int build_run(struct plan *p, const struct build_options *o)
+static int run_build(struct run *r)
 {
+	struct plan *p = r->p;
+	const struct build_options *o = r->o;
 	double started = now_seconds();
-	struct run r = {.p = p, .o = o};
 	if (remote_pull_plan(o->remote, p) < 0)
 		return EXIT_FAILED;
 	if (o->pull_only && refuse_to_build(p) < 0)
@@ -920,17 +942,17 @@ int build_run(struct plan *p, const struct build_options *o)
 		rc = build_fetch(p, o);
 		if (rc != EXIT_OK)
 			return rc;
-		if (jobserver_init(&r.js, p->jobs) < 0)
+		if (jobserver_init(&r->js, p->jobs) < 0)
 			return EXIT_FAILED;
-		r.jobs = xcalloc(p->n_nodes + 1, sizeof(*r.jobs));
+		r->jobs = xcalloc(p->n_nodes + 1, sizeof(*r->jobs));
 		for (size_t i = 0; i < p->n_nodes; i++)
-			r.jobs[i].log_fd = -1;
-		struct sched_ops ops = {&r, prepare, start, child_ended, exclusive, estimate, describe};
-		bool failed = sched_run(p, &ops, &r.js, o->keep_going) < 0;
+			r->jobs[i].log_fd = -1;
+		struct sched_ops ops = {r, prepare, start, child_ended, exclusive, estimate, describe};
+		bool failed = sched_run(p, &ops, &r->js, o->keep_going) < 0;
 		for (size_t i = 0; i < p->n_nodes; i++)
-			free(r.jobs[i].log_path);
-		free(r.jobs);
-		jobserver_release(&r.js);
+			free(r->jobs[i].log_path);
+		free(r->jobs);
+		jobserver_release(&r->js);
 		if (interrupted) {
 			struct buf left = {0};
 			for (size_t i = 0; i < p->n_nodes; i++) {
@@ -945,12 +967,12 @@ int build_run(struct plan *p, const struct build_options *o)
 		}
 		if (failed) {
 			if (o->keep_going)
-				assemble_built(p);
-			return r.extract_failed ? EXIT_FETCH : EXIT_FAILED;
+				assemble_built(p, r->assembled);
+			return r->extract_failed ? EXIT_FETCH : EXIT_FAILED;
 		}
 	}
 	for (size_t t = 0; t < p->n_targets; t++)
-		if (sysroot_assemble(p, p->targets[t]) < 0)
+		if (!r->assembled[t] && sysroot_assemble(p, p->targets[t]) < 0)
 			return EXIT_FAILED;
 	if (todo) {
 		report_times(p);
@@ -963,4 +985,12 @@ int build_run(struct plan *p, const struct build_options *o)
 		     p->dirs.out, p->targets[t]->name, p->dirs.out, p->targets[t]->name,
 		     p->targets[t]->name);
 	return EXIT_OK;
+}
+
+int build_run(struct plan *p, const struct build_options *o)
+{
+	struct run r = {.p = p, .o = o, .assembled = xcalloc(p->n_targets + 1, sizeof(bool))};
+	int rc = run_build(&r);
+	free(r.assembled);
+	return rc;
 }

@@ -232,6 +232,24 @@ printf 'triple: aarch64-unknown-linux-gnu\nqemu: q\nlinux_arch: arm64\nstages: [
 run $C build alphatgt betatgt
 check "machine: a stage that writes its paths builds" 0 "sysroot alphatgt" "sysroot betatgt"
 assert "machine: it is built once for both targets" test "$(grep -c '^build   leaky' "$T/out")" = 1
+# a target's sysroot is assembled when its last stage is done, while another target still builds
+cat >"$P/stages/quick.yaml" <<'EOT'
+name: quick
+steps:
+  - mkdir -p ${destdir}/usr && echo quick > ${destdir}/usr/quick
+EOT
+cat >"$P/stages/slow.yaml" <<'EOT'
+name: slow
+steps:
+  - sleep 3; mkdir -p ${destdir}/usr && echo slow > ${destdir}/usr/slow
+EOT
+printf 'triple: aarch64-unknown-linux-musl\nqemu: q\nstages: [quick]\n' >"$P/targets/early.yaml"
+printf 'triple: aarch64-unknown-linux-musl\nqemu: q\nstages: [slow]\n' >"$P/targets/late.yaml"
+run $C build -j2 early late
+check "two targets, one slow" 0 "sysroot early: $T/sysroots/early (ready; the run goes on)"
+assert "the quick target's sysroot came before the slow stage was done" \
+	test "$(grep -n 'sysroot early.*ready' "$T/out" | cut -d: -f1)" -lt "$(grep -n '^done    slow' "$T/out" | cut -d: -f1)"
+assert "both sysroots are there at the end" test -f "$T/sysroots/early/usr/quick" -a -f "$T/sysroots/late/usr/slow"
 assert "machine: no path its steps see names the target" \
 	sh -c "test -s $T/sysroots/betatgt/usr/leak && ! grep -q -e alphatgt -e betatgt $T/sysroots/betatgt/usr/leak"
 printf 'name: badmachine\nmachine: [linux_arch]\nsteps:\n  - echo ${linux_arch}\n  - echo ${triple}\n' >"$P/stages/badmachine.yaml"
