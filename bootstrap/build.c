@@ -294,7 +294,7 @@ static void stage_sandbox(const struct run *r, const struct node *n, char *const
 		}
 	for (size_t i = 0; r->o->secrets && i < r->o->secrets->n; i++)
 		strlist_add(&mask, r->o->secrets->v[i]);
-	j->sandbox = (struct run_sandbox){.no_network = !r->o->allow_network,
+	j->sandbox = (struct run_sandbox){.no_network = !r->o->allow_network, .chroot = n->stage->chroot,
 	                                  .hide = list_end(&hide), .read_only = list_end(&read_only),
 	                                  .writable = list_end(&writable), .mask = list_end(&mask)};
 }

@@ -850,7 +850,7 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 	                                      "steps", "exclusive", "installs", "provides",
 	                                      "unsupported", "toolchain", "supersedes", "debug",
 	                                      "machine", "vars", "extract", "resume", "extra",
-	                                      "arch_depends", "shared_depends", "brings", NULL};
+	                                      "arch_depends", "shared_depends", "brings", "chroot", NULL};
 	static const char *const required[] = {"steps", NULL};   /* the name is the file's */
 	struct yamlfile f;
 	if (open_recipe(&f, r, "stages", "stage", name, from) < 0) {
@@ -877,6 +877,12 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 	if (re && strcmp(re, "true") && strcmp(re, "false"))
 		yamlfile_error(&f, resume, "resume must be true or false (got '%s')", re);
 	s->resume = re && strcmp(re, "true") == 0;
+	/* not in the key either: how the steps may run, not what they make */
+	yaml_node_t *chroot = yamlfile_get(&f, root, "chroot");
+	const char *ch = yamlfile_scalar(&f, chroot, "chroot");
+	if (ch && strcmp(ch, "true") && strcmp(ch, "false"))
+		yamlfile_error(&f, chroot, "chroot must be true or false (got '%s')", ch);
+	s->chroot = ch && strcmp(ch, "true") == 0;
 	yaml_node_t *debug = yamlfile_get(&f, root, "debug");
 	const char *dbg = yamlfile_scalar(&f, debug, "debug");
 	if (dbg && strcmp(dbg, "split") && strcmp(dbg, "keep"))

@@ -94,6 +94,10 @@ struct stage {
 	char *text;                 /* the whole YAML text (the key hashes the parsed fields) */
 	bool exclusive;             /* runs alone with the whole job budget (${jobs}): for build
 	                               tools that cannot join the make jobserver, like ninja */
+	bool chroot;                /* its steps run as root of their own user namespace with
+	                               CAP_SYS_CHROOT, and no other capability (glibc's ldconfig
+	                               -r chroots into the stage's tree); nested user namespaces
+	                               stay refused */
 	bool resume;                /* an interrupted or failed build keeps ${build}: the next run
 	                               with the same key runs the steps again there, and the
 	                               build system (ninja, make) redoes only what is left */

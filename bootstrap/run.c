@@ -234,8 +234,16 @@ static int sandbox_args_build(struct sandbox_args *a, const struct run_sandbox *
 	strlist_add(&a->argv, "--disable-userns");   /* no nested namespace to regain mounts in */
 	strlist_add(&a->argv, "--die-with-parent");
 	strlist_add(&a->argv, "--new-session");      /* no TIOCSTI into crossroot's terminal */
-	arg2(a, "--uid", ids[0]);
-	arg2(a, "--gid", ids[1]);
+	if (sb->chroot) {
+		/* root of the sandbox's own user namespace, which owns nothing outside it; bwrap
+		 * drops every other capability */
+		arg2(a, "--uid", "0");
+		arg2(a, "--gid", "0");
+		arg2(a, "--cap-add", "CAP_SYS_CHROOT");
+	} else {
+		arg2(a, "--uid", ids[0]);
+		arg2(a, "--gid", ids[1]);
+	}
 	arg2(a, "--hostname", "crossroot");
 	strlist_add(&a->argv, "--ro-bind");
 	strlist_add(&a->argv, "/");

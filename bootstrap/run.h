@@ -21,6 +21,9 @@ struct run_sandbox {
 	/* a network namespace of its own, with only a loopback interface: nothing outside it (the
 	 * host's 127.0.0.1 included) can be reached */
 	bool no_network;
+	/* the step runs as uid 0 of its user namespace with CAP_SYS_CHROOT alone (a stage's
+	 * `chroot: true`); otherwise as the step user, with no capability */
+	bool chroot;
 	/* NULL-ended lists of absolute paths. `hide`: directories seen empty and read-only (a
 	 * directory that does not exist is left alone); `read_only` and `writable`: directories
 	 * bound at their own paths (over the hidden ones), which must exist; `mask`: files seen

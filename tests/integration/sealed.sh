@@ -102,6 +102,32 @@ EOT
 	check "$label: the next run is not locked out, and builds nothing" 0 "sysroot snoop"
 	assert "$label: (nothing built)" sh -c "! grep -q '^build ' '$T/out'"
 
+	# --- chroot: true (glibc's ldconfig -r): root of the step's own user namespace with
+	# CAP_SYS_CHROOT alone; still no nested namespace, no way out, nothing else of the host ---
+	cat >"$P/stages/rooted.yaml" <<EOT
+name: rooted
+chroot: true
+steps:
+  - >-
+    mkdir -p \${destdir}/usr/share \${destdir}/root && {
+    echo "uid: \$(id -u)";
+    echo "caps: \$(grep CapEff /proc/self/status | tr -d '\t')";
+    perl -e 'chroot(\$ARGV[0]) or die "\$!"; print "chroot works\\n"' \${destdir}/root;
+    unshare -U true 2>/dev/null || echo "no user namespace";
+    cat $D/home/secret 2>/dev/null || echo "no user home";
+    touch $P/intruder 2>/dev/null || echo "project read-only";
+    } >\${destdir}/usr/share/seen; rm -rf \${destdir}/root
+EOT
+	target rooted rooted
+	run env HOME="$D/home" $C build rooted
+	check "$label: a stage with chroot: true builds" 0 "sysroot rooted"
+	RSEEN=$D/sysroots/rooted/usr/share/seen
+	assert "$label: chroot: its steps are root of their own namespace" grep -qx "uid: 0" "$RSEEN"
+	assert "$label: chroot: with CAP_SYS_CHROOT alone" grep -qx "caps: CapEff:0000000000040000" "$RSEEN"
+	assert "$label: chroot: chroot(2) works" grep -qx "chroot works" "$RSEEN"
+	assert "$label: chroot: still no nested user namespace, no home, read-only project" sh -c \
+		"grep -qx 'no user namespace' '$RSEEN' && grep -qx 'no user home' '$RSEEN' && grep -qx 'project read-only' '$RSEEN' && test ! -e '$P/intruder'"
+
 	# --- a tarball's 0700 directory and 0600 file: a step (another user, as root) reads them ---
 	mkdir -p "$D/tarball/closed-1.0/inner"
 	echo "closed data" >"$D/tarball/closed-1.0/inner/data"
