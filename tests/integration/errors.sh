@@ -22,6 +22,11 @@ check "unknown key suggests the closest" 2 \
 	"$P/targets/typo.yaml:3:1: unknown key 'stage'; did you mean 'stages'?" \
 	"missing required key 'stages'"
 
+printf 'name: rootish\nchroot: yes please\nsteps: [true]\n' >"$P/stages/rootish.yaml"
+printf 'triple: aarch64-unknown-linux-musl\nqemu: q\nstages: [rootish]\n' >"$P/targets/rootish.yaml"
+run $C build rootish
+check "a stage's chroot: is true or false, at its line and column" 2 "$P/stages/rootish.yaml:2:9:" "chroot"
+
 cat >"$P/stages/usesvar.yaml" <<'EOT'
 name: usesvar
 steps:
