@@ -910,18 +910,6 @@ static bool target_built(const struct plan *p, const struct target *t)
 	return built;
 }
 
-/* After a failure with -k: the targets that failed nothing still get their sysroots, as a
- * run of those targets alone would have made them. */
-static void assemble_built(const struct plan *p, const bool *assembled)
-{
-	for (size_t t = 0; t < p->n_targets; t++) {
-		const struct target *target = p->targets[t];
-		if (!assembled[t] && target_built(p, target) && sysroot_assemble(p, target) == 0)
-			info("sysroot %s: %s/%s (every stage of it built; another target failed)",
-			     target->name, p->dirs.out, target->name);
-	}
-}
-
 static int run_build(struct run *r)
 {
 	struct plan *p = r->p;
@@ -947,6 +935,7 @@ static int run_build(struct run *r)
 		r->jobs = xcalloc(p->n_nodes + 1, sizeof(*r->jobs));
 		for (size_t i = 0; i < p->n_nodes; i++)
 			r->jobs[i].log_fd = -1;
+		assemble_ready(r);   /* the targets found whole in the cache */
 		struct sched_ops ops = {r, prepare, start, child_ended, exclusive, estimate, describe};
 		bool failed = sched_run(p, &ops, &r->js, o->keep_going) < 0;
 		for (size_t i = 0; i < p->n_nodes; i++)
@@ -965,11 +954,8 @@ static int run_build(struct run *r)
 			buf_release(&left);
 			return EXIT_INTERRUPTED;
 		}
-		if (failed) {
-			if (o->keep_going)
-				assemble_built(p, r->assembled);
+		if (failed)   /* the targets that were complete have their sysroots (assemble_ready) */
 			return r->extract_failed ? EXIT_FETCH : EXIT_FAILED;
-		}
 	}
 	for (size_t t = 0; t < p->n_targets; t++)
 		if (!r->assembled[t] && sysroot_assemble(p, p->targets[t]) < 0)
