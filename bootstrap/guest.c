@@ -52,6 +52,11 @@ static const struct guest_machine machines[] = {
 	 * comparison hooks use unconditionally (a SIGSEGV before the first input) */
 	{"x86", NULL, "qemu-system-x86_64", "qemu-system-x86", "q35", "max", "ttyS0",
 	 "linux-image-amd64", "boot/vmlinuz-6.1.0-50-amd64"},
+	/* Debian 13's kernel (Debian 12 has no riscv64 release), started by the OpenSBI firmware
+	 * qemu gives the virt board by default; the board's CPU is RV64GC and more.
+	 * riscv32 has no board here: the kernel has no 32-bit (COMPAT) user space */
+	{"riscv", "riscv64", "qemu-system-riscv64", "qemu-system-misc", "virt", NULL, "ttyS0",
+	 "linux-image-riscv64", "boot/vmlinux-6.12.117+deb13-riscv64"},
 };
 
 static bool cpu_listed(const char *cpus, const char *cpu)
@@ -211,9 +216,16 @@ static int prepare_kernel(struct guest *g, const struct dirs *dirs, struct recip
 	}
 	const char *slash = strrchr(deb, '/');
 	g->kernel_sha256 = xstrdup(slash ? slash + 1 : deb);   /* the cache names it by its hash */
-	for (size_t i = 0; i < s->n_origins; i++)
-		if (s->origins[i].kind == ORIGIN_DEB && !g->kernel_name)
-			g->kernel_name = xasprintf("%s %s", s->origins[i].package, s->origins[i].version);
+	for (size_t i = 0; i < s->n_origins && !g->kernel_name; i++) {
+		const struct origin *o = &s->origins[i];
+		const char *base = o->kind == ORIGIN_POOL ? strrchr(o->file, '/') : NULL;
+		const char *sep = base ? strchr(base + 1, '_') : NULL;
+		if (o->kind == ORIGIN_DEB)
+			g->kernel_name = xasprintf("%s %s", o->package, o->version);
+		else if (sep && strchr(sep + 1, '_'))   /* pool/.../PACKAGE_VERSION_ARCH.deb */
+			g->kernel_name = xasprintf("%.*s %.*s", (int)(sep - base - 1), base + 1,
+			                           (int)(strchr(sep + 1, '_') - sep - 1), sep + 1);
+	}
 	if (!g->kernel_name)
 		g->kernel_name = xasprintf("%s %s", s->name, s->version);
 	char *dir = xasprintf("%s/guest/kernel-%s", dirs->work, g->kernel_sha256);
@@ -310,8 +322,8 @@ const char *guest_describe(const struct guest *g)
 	static char text[512];
 	const char *base = strrchr(g->kernel, '/');
 	base = base ? base + 1 : g->kernel;
-	if (strncmp(base, "vmlinuz-", 8) == 0)   /* the release, as uname says it */
-		base += 8;
+	if (strncmp(base, "vmlinuz-", 8) == 0 || strncmp(base, "vmlinux-", 8) == 0)
+		base += 8;   /* the release, as uname says it */
 	const char *cpu = machine_cpu(g);
 	snprintf(text, sizeof(text), "Linux %s (%s) under %s -M %s%s%s", base,
 	         g->kernel_name, g->machine->qemu, g->machine->board, cpu ? " -cpu " : "",

@@ -991,7 +991,7 @@ static struct strlist *md_row(const char *line, struct strlist *cells)
 static void table_merge(const struct test_table *table, const char *path,
                         struct test_table *merged)
 {
-	char *text = read_file(path, NULL);
+	char *text = path_exists(path) ? read_file(path, NULL) : NULL;
 	struct strlist order = {0}, columns = {0};
 	/* the earlier file's rows, then this run's targets not in it */
 	enum { NONE, TARGETS, PROGRAMS } part = NONE;
