@@ -35,7 +35,8 @@
 # Environment: CROSSROOT_WORK (default: the repository's work/), CROSSROOT_OUT (sysroots,
 # default: the repository's sysroots/), CROSSROOT_CACHE (default: $CROSSROOT_WORK/cache),
 # JOBS (default 2), CHECK_PROJECTS (a subset, in this order: zlib xz fribidi fmt libpng pcre2
-# expat zstd libffi jsoncpp). The sessions need Linux 6.7 or later (a binfmt_misc instance per
+# expat zstd libffi jsoncpp), SESSION_USERS (as root: who runs the session suites, default
+# "root nobody"). The sessions need Linux 6.7 or later (a binfmt_misc instance per
 # user namespace) and user namespaces allowed.
 # Everything this script writes is under $CROSSROOT_WORK/check-projects.
 # A target's sysroot is built first if it is absent (`crossroot build TARGET`); an existing
@@ -161,8 +162,11 @@ dejagnu_counts() {
 
 # SESSION_USERS: who runs the suites in a session. As root: root, then the user nobody (65534)
 # over the same tree, handed to nobody first (a CI job or a developer without privileges is
-# what the session is for); as anyone else: that user.
-if [ "$(id -u)" = 0 ]; then
+# what the session is for); as anyone else: that user. Root may choose (SESSION_USERS=nobody:
+# the suites once, unprivileged, in half the time).
+if [ -n "${SESSION_USERS:-}" ] && [ "$(id -u)" = 0 ]; then
+	:
+elif [ "$(id -u)" = 0 ]; then
 	SESSION_USERS="root nobody"
 else
 	SESSION_USERS=$(id -un)
