@@ -22,10 +22,21 @@ static int objects;
 static int ldso_loaded;
 static char interp[256];
 
+/* The kernel's vDSO, which glibc lists among the loaded objects even in a static program (a
+ * kernel maps one; qemu-user 7.2 does not): not an object the link brought */
+static int is_vdso(const struct dl_phdr_info *info)
+{
+	unsigned long vdso = getauxval(AT_SYSINFO_EHDR);
+	return vdso && (const char *)info->dlpi_phdr ==
+	                   (const char *)vdso + ((const ElfW(Ehdr) *)vdso)->e_phoff;
+}
+
 static int visit(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size;
 	(void)data;
+	if (is_vdso(info))
+		return 0;
 	if (objects++ == 0) {
 		/* the first object is the program itself */
 		for (int i = 0; i < info->dlpi_phnum; i++)
