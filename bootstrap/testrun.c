@@ -634,13 +634,23 @@ static char *sysroot_pieces(const char *sysroot, const struct target *t)
 	return b.s ? b.s : xstrdup("");
 }
 
+/* A cell of a program built and linked but not run: this, then why */
+#define NOT_RUN_SHORT "built and linked, not run"
+#define NOT_RUN_CELL NOT_RUN_SHORT ": "
+/* The Markdown table says why once per reason, in numbered notes below this line */
+#define NOT_RUN_NOTES "Why programs were built and linked but not run:"
+
 /* One program's cell from its report lines: "ok", or each failed link and its reason. Only
  * the runner's own lines count ("FAIL <name> ..."), not a program's output quoted below them. */
 static char *result_cell(const char *name, const char *report, int failed)
 {
+	const char *not_run = report ? strstr(report, "; not run: ") : NULL;
+	if (failed == 0 && not_run) {   /* and why: the table says it once, in a note */
+		not_run += strlen("; not run: ");
+		return xasprintf("%s%.*s", NOT_RUN_CELL, (int)strcspn(not_run, "\n"), not_run);
+	}
 	if (failed == 0)
-		return xstrdup(report && strstr(report, "; not run: ")    ? "built and linked, not run"
-		               : report && strstr(report, " (run natively)") ? "ok (run natively)"
+		return xstrdup(report && strstr(report, " (run natively)") ? "ok (run natively)"
 		               : report && strstr(report, " (kernel)\n")     ? "ok (kernel)"
 		                                                             : "ok");
 	struct buf b = {0};
@@ -992,7 +1002,19 @@ static void table_merge(const struct test_table *table, const char *path,
                         struct test_table *merged)
 {
 	char *text = path_exists(path) ? read_file(path, NULL) : NULL;
-	struct strlist order = {0}, columns = {0};
+	struct strlist order = {0}, columns = {0}, notes = {0};
+	/* the notes below the table: "N. why", N counting from 1 */
+	const char *heading = text ? strstr(text, "\n" NOT_RUN_NOTES "\n") : NULL;
+	for (const char *line = heading ? heading + 1 : NULL; line && *line;) {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+		char *dot = NULL;
+		long number = *line >= '1' && *line <= '9' ? strtol(line, &dot, 10) : 0;
+		if (number && dot < line + len && dot[0] == '.' && dot[1] == ' ' &&
+		    number == (long)notes.n + 1)
+			strlist_take(&notes, xstrndup(dot + 2, len - (size_t)(dot + 2 - line)));
+		line = end ? end + 1 : NULL;
+	}
 	/* the earlier file's rows, then this run's targets not in it */
 	enum { NONE, TARGETS, PROGRAMS } part = NONE;
 	for (const char *line = text; line && *line;) {
@@ -1019,10 +1041,18 @@ static void table_merge(const struct test_table *table, const char *path,
 				                                          : "qemu-user (not recorded)");
 			}
 		} else if (part == PROGRAMS) {
-			for (size_t i = 1; i < cells.n && i - 1 < columns.n; i++)
-				if (strlist_has(&order, columns.v[i - 1]) &&
-				    !strlist_has(&table->targets, columns.v[i - 1]))
+			for (size_t i = 1; i < cells.n && i - 1 < columns.n; i++) {
+				if (!strlist_has(&order, columns.v[i - 1]) ||
+				    strlist_has(&table->targets, columns.v[i - 1]))
+					continue;
+				long note = 0;
+				if (sscanf(cells.v[i], NOT_RUN_SHORT " (note %ld)", &note) == 1 && note >= 1 &&
+				    (size_t)note <= notes.n)
+					table_add(merged, columns.v[i - 1], cells.v[0],
+					          xasprintf("%s%s", NOT_RUN_CELL, notes.v[note - 1]));
+				else
 					table_add(merged, columns.v[i - 1], cells.v[0], xstrdup(cells.v[i]));
+			}
 		}
 		strlist_release(&cells);
 		line = end ? end + 1 : NULL;
@@ -1040,6 +1070,7 @@ static void table_merge(const struct test_table *table, const char *path,
 		strlist_add(&merged->runners, table->runners.v[i]);
 	strlist_release(&order);
 	strlist_release(&columns);
+	strlist_release(&notes);
 	free(text);
 }
 
@@ -1111,12 +1142,36 @@ int testrun_print_table(const struct test_table *table, const char *markdown)
 	for (size_t t = 0; t < merged.targets.n; t++)
 		fputs("---|", f);
 	fputc('\n', f);
+	struct strlist notes = {0};
 	for (size_t p = 0; p < merged.programs.n; p++) {
 		md_cell(f, merged.programs.v[p]);
-		for (size_t t = 0; t < merged.targets.n; t++)
-			md_cell(f, table_cell(&merged, merged.targets.v[t], merged.programs.v[p]));
+		for (size_t t = 0; t < merged.targets.n; t++) {
+			const char *cell = table_cell(&merged, merged.targets.v[t], merged.programs.v[p]);
+			if (strncmp(cell, NOT_RUN_CELL, strlen(NOT_RUN_CELL)) != 0) {
+				md_cell(f, cell);
+				continue;
+			}
+			const char *why = cell + strlen(NOT_RUN_CELL);
+			size_t note = 0;
+			while (note < notes.n && strcmp(notes.v[note], why) != 0)
+				note++;
+			if (note == notes.n)
+				strlist_add(&notes, why);
+			char *text = xasprintf(NOT_RUN_SHORT " (note %zu)", note + 1);
+			md_cell(f, text);
+			free(text);
+		}
 		fputs("|\n", f);
 	}
+	if (notes.n)
+		fputs("\n" NOT_RUN_NOTES "\n\n", f);
+	for (size_t i = 0; i < notes.n; i++) {
+		fprintf(f, "%zu. ", i + 1);
+		for (const char *c = notes.v[i]; *c; c++)
+			fputc(*c == '\n' ? ' ' : *c, f);
+		fputc('\n', f);
+	}
+	strlist_release(&notes);
 	testrun_table_release(&merged);
 	int rc = 0;
 	if (fclose(f) != 0 || rename(tmp, markdown) != 0) {

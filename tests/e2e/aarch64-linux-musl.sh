@@ -30,10 +30,14 @@ echo ran >"$T/hdr/tests/sysroot/runs_here.expected"
 # native: only where the host's CPU runs the target's programs; elsewhere not-run holds
 printf '// native: the reason\n// not-run: qemu cannot\nint main(void){return 1;}\n' \
 	>"$T/hdr/tests/sysroot/native_only.c"
-run $CROSSROOT -C "$T/hdr" --work "$T/hdrwork" --out "$T/sysroots" test $TARGET
+run $CROSSROOT -C "$T/hdr" --work "$T/hdrwork" --out "$T/sysroots" test --table "$T/notes.md" $TARGET
 check "not-run-under: built and linked, not run under the qemu it names" 0 \
 	"exempt_here                  static   built and linked; not run: the reason here" \
 	"exempt_here                  dynamic  built and linked; not run: the reason here"
+run cat "$T/notes.md"
+check "the table's cell points to a note that says why it was not run" 0 \
+	"| exempt_here | built and linked, not run (note 1) |" \
+	"Why programs were built and linked but not run:" "1. the reason here"
 assert "not-run-under: another qemu's exemption does not apply" sh -c \
 	"grep -q '^ok   runs_here  *static\$' $T/out && grep -q '^ok   runs_here  *dynamic\$' $T/out"
 if [ "$(uname -m)" != aarch64 ]; then

@@ -34,6 +34,12 @@ cat >"$T/merged.md" <<EOT
 |---|---|---|
 | hello | ok (kernel) | FAIL: old |
 | gone_program | skip: a \| b | FAIL: old |
+| hello_again | built and linked, not run (note 2) | FAIL: old |
+
+Why programs were built and linked but not run:
+
+1. a reason no cell names any more
+2. the emulator cannot host it
 EOT
 run $C test --table "$T/merged.md" $TARGET
 check "test --table over an earlier table" 0 "support table written to $T/merged.md"
@@ -42,7 +48,10 @@ check "the earlier target's row and cells are kept, this target's replaced" 0 \
 	"| earlier-target | headers musl | qemu-user (qemu-x \| y) |" \
 	"| $TARGET | builtins picolibc libunwind libc++abi libc++ | qemu-system-arm -M mps2-an386" \
 	"| program | earlier-target | $TARGET |" "| hello | ok (kernel) | ok |" \
-	"| gone_program | skip: a \| b | - |" "| pthreads | - | skip: $TARGET has no threads |"
+	"| gone_program | skip: a \| b | - |" "| pthreads | - | skip: $TARGET has no threads |" \
+	"| hello_again | built and linked, not run (note 1) | - |" \
+	"Why programs were built and linked but not run:" "1. the emulator cannot host it"
+assert "a note no cell names is gone" sh -c "! grep -q 'no cell names' '$T/merged.md'"
 assert "no cell of the earlier run is left for this target" sh -c "! grep -q 'FAIL: old\|old pieces' '$T/merged.md'"
 
 cat >"$T/args.c" <<'EOT'
