@@ -272,13 +272,29 @@ int guest_prepare(struct guest *g, const struct dirs *dirs, struct recipes *r,
 		buf_release(&known);
 		return -1;
 	}
-	g->qemu = find_in_path(g->machine->qemu);
+	if (t->emulator && !t->emulator_system_dir) {
+		error("'%s' runs its programs under the emulator stage '%s', which provides no "
+		      "qemu_system_dir: --system needs its %s", t->name, t->emulator, g->machine->qemu);
+		return -1;
+	}
+	if (t->emulator) {   /* the stage's, shipped in the sysroot: never the host's */
+		g->qemu = xasprintf("%s/%s/toolchain/%s/%s", dirs->out, t->name,
+		                    t->emulator_system_dir, g->machine->qemu);
+		if (access(g->qemu, X_OK) != 0) {
+			error("cannot run '%s' (the emulator stage '%s' of '%s'):", g->qemu, t->emulator,
+			      t->name);
+			return -1;
+		}
+	} else {
+		g->qemu = find_in_path(g->machine->qemu);
+	}
 	if (!g->qemu) {
 		error("'%s' is not installed (in PATH): install Debian's package %s "
 		      "(apt-get install %s, or tools/install-deps)", g->machine->qemu,
 		      g->machine->qemu_package, g->machine->qemu_package);
 		return -1;
 	}
+	g->qemu_version = guest_qemu_version(g->qemu);
 	g->sysroot = path_join(dirs->out, t->name);
 	g->dir = xasprintf("%s/guest/%s", dirs->work, t->name);
 	char *stamp = path_join(g->sysroot, SYSROOT_STAMP);
@@ -299,6 +315,7 @@ void guest_release(struct guest *g)
 	free(g->sysroot);
 	free(g->dir);
 	free(g->qemu);
+	free(g->qemu_version);
 	free(g->kernel);
 	free(g->kernel_name);
 	free(g->kernel_sha256);
@@ -313,10 +330,30 @@ const char *guest_describe(const struct guest *g)
 	if (strncmp(base, "vmlinuz-", 8) == 0)   /* the release, as uname says it */
 		base += 8;
 	const char *cpu = machine_cpu(g);
-	snprintf(text, sizeof(text), "Linux %s (%s) under %s -M %s%s%s", base,
-	         g->kernel_name, g->machine->qemu, g->machine->board, cpu ? " -cpu " : "",
-	         cpu ? cpu : "");
+	snprintf(text, sizeof(text), "Linux %s (%s) under %s %s%s%s -M %s%s%s", base,
+	         g->kernel_name, g->machine->qemu, g->qemu_version,
+	         g->target->emulator ? " of the stage " : "",
+	         g->target->emulator ? g->target->emulator : "", g->machine->board,
+	         cpu ? " -cpu " : "", cpu ? cpu : "");
 	return text;
+}
+
+char *guest_qemu_version(const char *qemu)
+{
+	char *argv[] = {(char *)qemu, "--version", NULL};
+	struct buf out = {0}, err = {0};
+	int status = run_capture(argv, &out, &err);
+	char *version = NULL;
+	const char *at = status == 0 && out.s ? strstr(out.s, " version ") : NULL;
+	if (at && (!strchr(out.s, '\n') || at < strchr(out.s, '\n'))) {
+		at += strlen(" version ");
+		size_t len = strcspn(at, " \n");
+		if (len)
+			version = xasprintf("%.*s", (int)len, at);
+	}
+	buf_release(&out);
+	buf_release(&err);
+	return version ? version : xstrdup("(version unknown)");
 }
 
 void guest_program_release(struct guest_program *p)
