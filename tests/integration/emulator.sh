@@ -54,6 +54,17 @@ run env PATH=/usr/bin:/bin "$S/bin/emu-a64-run" "$T/prog" one two
 check "and it runs there, not the host's in PATH" 0 "fake qemu-aarch64-static: -cpu cortex-a53 -L $S" "$T/prog one two"
 key=$(grep -lx "emu-a64 plainfile" "$T"/work/cache/stages/*/owner | xargs dirname)
 assert "no runtime stage's key holds the emulator" sh -c "! grep -q qemu '$key/inputs'"
+# a session (binfmt_misc of a user namespace, Linux 6.7 and later) runs a target program
+# through the run wrapper: the stage's qemu
+if command -v clang-19 >/dev/null && $C exec emu-a64 -- true >/dev/null 2>&1; then
+	clang-19 --target=aarch64-linux-musl -ffreestanding -nostdlib -static -fuse-ld=lld -O1 \
+		"$ROOT/tests/data/envprint-aarch64.c" -o "$T/envprint"
+	run $C exec emu-a64 -- "$T/envprint" session
+	check "crossroot exec runs a target program under the stage's qemu" 0 \
+		"fake qemu-aarch64-static: -cpu cortex-a53 -L $S" "$T/envprint session"
+else
+	echo "skip   crossroot exec (needs clang-19 and binfmt_misc in a user namespace)"
+fi
 mv "$S" "$T/moved"
 run "$T/moved/bin/emu-a64-run" "$T/prog"
 check "a moved sysroot runs its own emulator" 0 "fake qemu-aarch64-static: -cpu cortex-a53 -L $T/moved"
