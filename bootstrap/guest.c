@@ -774,6 +774,16 @@ int guest_run(struct guest *g, const struct guest_program *programs, size_t n,
 	char *append = xasprintf("console=%s loglevel=1 panic=-1 rdinit=/init", g->machine->console);
 	struct strlist argv = {0};
 	strlist_add(&argv, g->qemu);
+	/* an emulator stage's qemu has no firmware of its own (the +ds source has none): the
+	 * host's packages', where Debian's qemu looks (qemu-system-data: OpenSBI, the linuxboot
+	 * option ROM; seabios: SeaBIOS). Given with -L: the stage's --firmwarepath under its
+	 * prefix is relocated by qemu to beside the binary, where there is none */
+	static const char *const firmware_dirs[] = {"/usr/share/qemu", "/usr/share/seabios"};
+	for (size_t i = 0; g->target->emulator && i < 2; i++)
+		if (is_dir(firmware_dirs[i])) {
+			strlist_add(&argv, "-L");
+			strlist_add(&argv, firmware_dirs[i]);
+		}
 	strlist_add(&argv, "-M");
 	strlist_add(&argv, g->machine->board);
 	if (machine_cpu(g)) {

@@ -15,7 +15,7 @@
 #include "overlay.h"
 #include "util.h"
 
-#define SYSROOT_FORMAT "16"   /* bump when the generated files change */
+#define SYSROOT_FORMAT "17"   /* bump when the generated files change */
 #define STAMP_NAME SYSROOT_STAMP
 
 /* ".<target>.new.<pid>" and ".<target>.old.<pid>" of runs that were killed. */
