@@ -280,7 +280,10 @@ int guest_prepare(struct guest *g, const struct dirs *dirs, struct recipes *r,
 	if (t->emulator) {   /* the stage's, shipped in the sysroot: never the host's */
 		g->qemu = xasprintf("%s/%s/toolchain/%s/%s", dirs->out, t->name,
 		                    t->emulator_system_dir, g->machine->qemu);
-		if (access(g->qemu, X_OK) != 0) {
+		char *stamp = xasprintf("%s/%s/%s", dirs->out, t->name, SYSROOT_STAMP);
+		bool built = path_exists(stamp);   /* else "no sysroot", below, says what to do */
+		free(stamp);
+		if (built && access(g->qemu, X_OK) != 0) {
 			error("cannot run '%s' (the emulator stage '%s' of '%s'):", g->qemu, t->emulator,
 			      t->name);
 			return -1;

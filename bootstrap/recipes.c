@@ -120,7 +120,6 @@ static void target_free(struct target *t)
 	free(t->emulator);
 	free(t->emulator_user_dir);
 	free(t->emulator_system_dir);
-	free(t->emulator_version);
 	free(t->text);
 	free(t);
 }
@@ -1299,11 +1298,6 @@ struct target *recipes_target(struct recipes *r, const char *name)
 			               s->name);
 			return NULL;
 		}
-		struct source *src = s->sources.n ? recipes_source_for(r, t, s->sources.v[0],
-		                                                       &emulator_mention) : NULL;
-		if (s->sources.n && !src)
-			return NULL;
-		t->emulator_version = xstrdup(src ? src->version : "");
 	}
 	struct strlist with_names = t->with;
 	memset(&t->with, 0, sizeof(t->with));

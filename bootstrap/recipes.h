@@ -163,7 +163,6 @@ struct target {
 	char *emulator_user_dir;    /* its provides' qemu_user_dir (the directory of `qemu`,
 	                               relative to its prefix, the sysroot's toolchain/), or NULL */
 	char *emulator_system_dir;  /* its qemu_system_dir (qemu-system-*, --system), or NULL */
-	char *emulator_version;     /* its first source's version, for the support table */
 	struct strlist cflags;      /* code generation flags: always used, also by the wrappers */
 	struct strlist driver_cflags;   /* flags for users' programs only (the sysroot's clang
 	                                   configuration), not the stages': a compiler defect's
