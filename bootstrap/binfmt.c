@@ -461,7 +461,7 @@ static int mount_own_binfmt_misc(void)
 /* What would make a session fail or loop: two targets of one machine, or an emulator that is
  * itself a program an entry matches (run through the entry, the wrapper would start the
  * emulator through itself forever). */
-static int check_entries(const struct entry *entries, size_t n)
+static int check_entries(const struct entry *entries, size_t n, const char *out)
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct target *t = entries[i].target;
@@ -473,7 +473,14 @@ static int check_entries(const struct entry *entries, size_t n)
 			}
 		const char *program = t->runner == RUNNER_WASI ? "node" :
 		                      t->runner == RUNNER_WINE ? "wine" : t->qemu;
-		char *emulator = path_search(program);
+		/* an emulator stage's qemu is the sysroot's own (toolchain/), as its wrapper runs it */
+		char *emulator = !t->emulator ? path_search(program) :
+			xasprintf("%s/%s/toolchain/%s/%s", out, t->name, t->emulator_user_dir, t->qemu);
+		if (t->emulator && access(emulator, X_OK) != 0) {
+			error("cannot run the emulator '%s' of target '%s':", emulator, t->name);
+			free(emulator);
+			return -1;
+		}
 		if (!emulator) {
 			error("the emulator '%s' of target '%s' is not in PATH", program, t->name);
 			return -1;
@@ -508,7 +515,7 @@ int binfmt_exec(struct target *const *targets, size_t n, const char *out, char *
 		if (ok < 0)
 			goto out;
 	}
-	if (check_entries(entries, n) < 0)
+	if (check_entries(entries, n, out) < 0)
 		goto out;
 	/* The entries are registered by the namespace's root: binfmt_misc's files belong to it,
 	 * and a user mapped to itself could not open them. Another user is root only in an outer

@@ -123,7 +123,8 @@ static char *clang_config(const char *clang_version, const struct target *t, con
 
 
 /* ---- templates: @NAME@ is the target, @TRIPLE@ its triple, @QEMU@ its qemu-user binary (and
- * -cpu MODEL where the target names its qemu_cpu; @QEMU_BIN@ the binary alone),
+ * -cpu MODEL where the target names its qemu_cpu; @QEMU_BIN@ the binary alone: its name, found
+ * in PATH, or with an emulator stage "$d/toolchain/<its qemu_user_dir>/<name>", quoted),
  * @SYSROOT@ where the sysroot is written (single-quoted for sh), @CPU@ and so on. ---- */
 
 /* A run wrapper inside a build step: target programs never run there (configure checks must
@@ -786,9 +787,13 @@ static char *fill(const char *template, const struct target *t, const char *out)
 {
 	char *dir = path_join(out, t->name);
 	char *quoted = sh_quote(dir);
+	/* an emulator stage's qemu travels with the sysroot, in toolchain/ ($d: the sysroot in
+	 * the run wrapper); else the host's, found in PATH */
+	char *qemu_bin = !t->qemu ? xstrdup("") : !t->emulator ? xstrdup(t->qemu) :
+		xasprintf("\"$d/toolchain/%s/%s\"", t->emulator_user_dir, t->qemu);
 	/* the target's own CPU model where it names one: what it lacks fails under qemu too */
-	char *qemu = !t->qemu ? xstrdup("") : t->qemu_cpu ? xasprintf("%s -cpu %s", t->qemu, t->qemu_cpu)
-	                                                  : xstrdup(t->qemu);
+	char *qemu = !t->qemu ? xstrdup("") : t->qemu_cpu ? xasprintf("%s -cpu %s", qemu_bin, t->qemu_cpu)
+	                                                  : xstrdup(qemu_bin);
 	const char *system = recipes_system(t);
 	bool windows = strcmp(system, "Windows") == 0;
 	/* a system CMake does not know has its platform module beside the toolchain file */
@@ -805,7 +810,7 @@ static char *fill(const char *template, const struct target *t, const char *out)
 		{"@ENV_TOOLS@", !windows ? "" : "WINDRES=$CROSSROOT_SYSROOT/bin/@NAME@-windres\n"
 		 "DLLTOOL=$CROSSROOT_SYSROOT/bin/@NAME@-dlltool\nRC=$WINDRES\nexport WINDRES DLLTOOL RC\n"},
 		{"@NAME@", t->name}, {"@TRIPLE@", t->triple}, {"@QEMU@", qemu},
-		{"@QEMU_BIN@", t->qemu ? t->qemu : ""}, {"@CPU_FAMILY@", t->cpu_family}, {"@CPU@", t->cpu},
+		{"@QEMU_BIN@", qemu_bin}, {"@CPU_FAMILY@", t->cpu_family}, {"@CPU@", t->cpu},
 		{"@ENDIAN@", t->endian}, {"@SYSTEM@", system}, {"@MESON_SYSTEM@", recipes_meson_system(t)},
 		{"@PLATFORM@", platform}, {"@SYSROOT@", quoted}, {"@DIR@", dir},
 		{"@MACHINE@", t->qemu_machine ? t->qemu_machine : ""},
@@ -822,6 +827,7 @@ static char *fill(const char *template, const struct target *t, const char *out)
 	}
 	free(platform);
 	free(qemu);
+	free(qemu_bin);
 	free(quoted);
 	free(dir);
 	return text;

@@ -284,13 +284,32 @@ int guest_prepare(struct guest *g, const struct dirs *dirs, struct recipes *r,
 		buf_release(&known);
 		return -1;
 	}
-	g->qemu = find_in_path(g->machine->qemu);
+	if (t->emulator && !t->emulator_system_dir) {
+		error("'%s' runs its programs under the emulator stage '%s', which provides no "
+		      "qemu_system_dir: --system needs its %s", t->name, t->emulator, g->machine->qemu);
+		return -1;
+	}
+	if (t->emulator) {   /* the stage's, shipped in the sysroot: never the host's */
+		g->qemu = xasprintf("%s/%s/toolchain/%s/%s", dirs->out, t->name,
+		                    t->emulator_system_dir, g->machine->qemu);
+		char *stamp = xasprintf("%s/%s/%s", dirs->out, t->name, SYSROOT_STAMP);
+		bool built = path_exists(stamp);   /* else "no sysroot", below, says what to do */
+		free(stamp);
+		if (built && access(g->qemu, X_OK) != 0) {
+			error("cannot run '%s' (the emulator stage '%s' of '%s'):", g->qemu, t->emulator,
+			      t->name);
+			return -1;
+		}
+	} else {
+		g->qemu = find_in_path(g->machine->qemu);
+	}
 	if (!g->qemu) {
 		error("'%s' is not installed (in PATH): install Debian's package %s "
 		      "(apt-get install %s, or tools/install-deps)", g->machine->qemu,
 		      g->machine->qemu_package, g->machine->qemu_package);
 		return -1;
 	}
+	g->qemu_version = guest_qemu_version(g->qemu);
 	g->sysroot = path_join(dirs->out, t->name);
 	g->dir = xasprintf("%s/guest/%s", dirs->work, t->name);
 	char *stamp = path_join(g->sysroot, SYSROOT_STAMP);
@@ -311,6 +330,7 @@ void guest_release(struct guest *g)
 	free(g->sysroot);
 	free(g->dir);
 	free(g->qemu);
+	free(g->qemu_version);
 	free(g->kernel);
 	free(g->kernel_name);
 	free(g->kernel_sha256);
@@ -325,10 +345,30 @@ const char *guest_describe(const struct guest *g)
 	if (strncmp(base, "vmlinuz-", 8) == 0 || strncmp(base, "vmlinux-", 8) == 0)
 		base += 8;   /* the release, as uname says it */
 	const char *cpu = machine_cpu(g);
-	snprintf(text, sizeof(text), "Linux %s (%s) under %s -M %s%s%s", base,
-	         g->kernel_name, g->machine->qemu, g->machine->board, cpu ? " -cpu " : "",
-	         cpu ? cpu : "");
+	snprintf(text, sizeof(text), "Linux %s (%s) under %s %s%s%s -M %s%s%s", base,
+	         g->kernel_name, g->machine->qemu, g->qemu_version,
+	         g->target->emulator ? " of the stage " : "",
+	         g->target->emulator ? g->target->emulator : "", g->machine->board,
+	         cpu ? " -cpu " : "", cpu ? cpu : "");
 	return text;
+}
+
+char *guest_qemu_version(const char *qemu)
+{
+	char *argv[] = {(char *)qemu, "--version", NULL};
+	struct buf out = {0}, err = {0};
+	int status = run_capture(argv, &out, &err);
+	char *version = NULL;
+	const char *at = status == 0 && out.s ? strstr(out.s, " version ") : NULL;
+	if (at && (!strchr(out.s, '\n') || at < strchr(out.s, '\n'))) {
+		at += strlen(" version ");
+		size_t len = strcspn(at, " \n");
+		if (len)
+			version = xasprintf("%.*s", (int)len, at);
+	}
+	buf_release(&out);
+	buf_release(&err);
+	return version ? version : xstrdup("(version unknown)");
 }
 
 void guest_program_release(struct guest_program *p)
@@ -749,6 +789,16 @@ int guest_run(struct guest *g, const struct guest_program *programs, size_t n,
 	char *append = xasprintf("console=%s loglevel=1 panic=-1 rdinit=/init", g->machine->console);
 	struct strlist argv = {0};
 	strlist_add(&argv, g->qemu);
+	/* an emulator stage's qemu has no firmware of its own (the +ds source has none): the
+	 * host's packages', where Debian's qemu looks (qemu-system-data: OpenSBI, the linuxboot
+	 * option ROM; seabios: SeaBIOS). Given with -L: the stage's --firmwarepath under its
+	 * prefix is relocated by qemu to beside the binary, where there is none */
+	static const char *const firmware_dirs[] = {"/usr/share/qemu", "/usr/share/seabios"};
+	for (size_t i = 0; g->target->emulator && i < 2; i++)
+		if (is_dir(firmware_dirs[i])) {
+			strlist_add(&argv, "-L");
+			strlist_add(&argv, firmware_dirs[i]);
+		}
 	strlist_add(&argv, "-M");
 	strlist_add(&argv, g->machine->board);
 	if (machine_cpu(g)) {

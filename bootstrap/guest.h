@@ -48,7 +48,9 @@ struct guest {
 	const struct target *target;
 	char *sysroot;
 	char *dir;                  /* WORK/guest/<target>: init, initramfs, console log */
-	char *qemu;                 /* the qemu-system binary, found in PATH */
+	char *qemu;                 /* the qemu-system binary: found in PATH, or the target's
+	                               emulator stage's (in the sysroot's toolchain/) */
+	char *qemu_version;         /* what it says of itself ("10.0.13"), for reports */
 	char *kernel;               /* the kernel image, unpacked */
 	char *kernel_name;          /* "linux-image-6.1.0-50-arm64-unsigned 6.1.176-1" */
 	char *kernel_sha256;        /* of the .deb */
@@ -88,8 +90,14 @@ int guest_prepare(struct guest *g, const struct dirs *dirs, struct recipes *r,
 void guest_release(struct guest *g);
 
 /* One line for reports: "Linux 6.1.0-50-arm64 (linux-image-... 6.1.176-1) under
- * qemu-system-aarch64 -M virt -cpu cortex-a53". Borrowed. */
+ * qemu-system-aarch64 7.2.22 -M virt -cpu cortex-a53" (the binary's version as it says it;
+ * "of the stage qemu" after it when the target's emulator stage's ran). Borrowed. */
 const char *guest_describe(const struct guest *g);
+
+/* The version a qemu binary (a path, or a name found in PATH) says it is: the word after
+ * "version" in the first line of its --version ("7.2.22", "10.0.13"), or "(version unknown)"
+ * when it does not run or says no such thing. Never NULL; the caller frees it. */
+char *guest_qemu_version(const char *qemu);
 
 /* Boot once and run `n` programs in order, with `include` (absolute host paths: files or
  * directories) in the guest at the same paths. results[i] are filled (release them with

@@ -802,6 +802,12 @@ int plan_create(struct plan *p, const struct dirs *dirs, struct host_llvm *host,
 			else if (!s || !stage_node(p, r, t, s, &path))
 				rc = -1;
 		}
+		/* the emulator runs the target's programs: a stage of its graph that no other
+		 * stage depends on, so no runtime's key holds it */
+		struct stage *emulator = t->emulator && rc == 0 ? recipes_stage(r, t->emulator, NULL)
+		                                                : NULL;
+		if (t->emulator && rc == 0 && (!emulator || !stage_node(p, r, t, emulator, &path)))
+			rc = -1;
 		if (!recipes_debug(t))
 			strlist_add(&p->left_out[i], "debug information");
 		strlist_release(&path);
@@ -989,6 +995,16 @@ size_t plan_toolchain_stages(const struct plan *p, const struct target *t, struc
 		struct node *n = p->nodes[i];
 		if (n->kind == NODE_STAGE && n->target == t && strlist_has(&t->toolchain, n->stage->name))
 			add_toolchain(n, *out, &count);
+	}
+	/* the emulator stage alone: what it was built with (meson) is not needed to run it */
+	for (size_t i = 0; t->emulator && i < p->n_nodes; i++) {
+		struct node *n = p->nodes[i];
+		bool listed = false;
+		for (size_t j = 0; j < count; j++)
+			listed |= (*out)[j] == n;
+		if (n->kind == NODE_STAGE && n->target == t && !listed &&
+		    strcmp(n->stage->name, t->emulator) == 0)
+			(*out)[count++] = n;
 	}
 	return count;
 }

@@ -149,7 +149,8 @@ int plan_remember(const struct plan *p, const struct node *n);
 
 /* Stage nodes of `target` in dependency order. */
 size_t plan_target_stages(const struct plan *p, const struct target *t, struct node ***out);
-/* The tools stages a target's compilers come from, and their tools dependencies. */
+/* The tools stages a target's compilers come from, and their tools dependencies; then its
+ * emulator stage (`emulator:`), without its dependencies. The sysroot ships them all. */
 size_t plan_toolchain_stages(const struct plan *p, const struct target *t, struct node ***out);
 /* What tools stage node `tools` provides to target `t`'s stages: name, path under the tools
  * prefix, ..., with ${triple} and ${major} (its first source's major version) filled in. */

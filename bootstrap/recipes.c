@@ -117,6 +117,9 @@ static void target_free(struct target *t)
 	free(t->qemu);
 	free(t->qemu_cpu);
 	free(t->qemu_machine);
+	free(t->emulator);
+	free(t->emulator_user_dir);
+	free(t->emulator_system_dir);
 	free(t->text);
 	free(t);
 }
@@ -534,6 +537,11 @@ bool recipes_is_llvm_dir(const char *name)
 	return strcmp(name, "llvm_bin") == 0 || strcmp(name, "clang_resource_dir") == 0;
 }
 
+bool recipes_is_emulator_dir(const char *name)
+{
+	return strcmp(name, "qemu_user_dir") == 0 || strcmp(name, "qemu_system_dir") == 0;
+}
+
 struct source *recipes_source_view(struct recipes *r, struct source *src, const struct stage *s)
 {
 	if (!s->has_extract)
@@ -906,9 +914,11 @@ struct stage *recipes_stage(struct recipes *r, const char *name, const struct lo
 	if (provides && s->installs != INSTALLS_TOOLS)
 		yamlfile_error(&f, provides, "only a stage with 'installs: tools' provides tools");
 	for (size_t i = 0; i + 1 < s->provides.n; i += 2) {
-		if (!recipes_is_tool(s->provides.v[i]) && !recipes_is_llvm_dir(s->provides.v[i]))
+		if (!recipes_is_tool(s->provides.v[i]) && !recipes_is_llvm_dir(s->provides.v[i]) &&
+		    !recipes_is_emulator_dir(s->provides.v[i]))
 			yamlfile_error(&f, provides, "unknown tool '%s' (tools: %s; directories: "
-			               "llvm_bin, clang_resource_dir)", s->provides.v[i], TOOL_NAMES);
+			               "llvm_bin, clang_resource_dir, qemu_user_dir, qemu_system_dir)",
+			               s->provides.v[i], TOOL_NAMES);
 		/* ${triple} (GCC names its drivers by it) and ${major} (the major version of the
 		 * stage's first source: clang names its resource directory by it) are the variables
 		 * a path may hold */
@@ -1021,7 +1031,7 @@ struct target *recipes_target(struct recipes *r, const char *name)
 	                                      "vars", "toolchain", "linux_arch", "cpu_family", "cpu",
 	                                      "endian", "static", "stage_toolchain", "substitute",
 	                                      "qemu_cpu", "versions", "patches", "libc", "with",
-	                                      "lacks", "qemu_machine", NULL};
+	                                      "lacks", "qemu_machine", "emulator", NULL};
 	static const char *const required[] = {"triple", "stages", NULL};
 	struct yamlfile f;
 	if (open_recipe(&f, r, "targets", "target", name, NULL) < 0) {
@@ -1078,6 +1088,21 @@ struct target *recipes_target(struct recipes *r, const char *name)
 	}
 	if (qemu)
 		t->qemu = scalar_copy(&f, root, "qemu");
+	yaml_node_t *emulator = yamlfile_get(&f, root, "emulator");
+	if (emulator && t->runner != RUNNER_QEMU_USER)
+		yamlfile_error(&f, emulator, "emulator is for runner qemu-user (a tools stage whose "
+		               "qemu-user runs the target's programs); this target's runner is %s",
+		               runner_name);
+	else if (emulator) {
+		t->emulator = scalar_copy(&f, root, "emulator");
+		if (t->emulator && !valid_name(t->emulator))
+			yamlfile_error(&f, emulator, "emulator names a tools stage, e.g. qemu (got '%s')",
+			               t->emulator);
+	}
+	/* the stage's qemu-user is the target's `qemu` by name, in the stage's directory */
+	if (emulator && t->qemu && strchr(t->qemu, '/'))
+		yamlfile_error(&f, emulator, "with an emulator stage, qemu names its binary, not a "
+		               "path (got '%s')", t->qemu);
 	/* it is written into run wrappers and Meson cross files, and run through a shell */
 	if (t->qemu && (!*t->qemu || shell_unsafe_char(t->qemu)))
 		yamlfile_error(&f, qemu,
@@ -1193,6 +1218,9 @@ struct target *recipes_target(struct recipes *r, const char *name)
 	struct location tc_mention = stage_toolchain ? location_of(&f, t->path, stage_toolchain)
 	                                             : mention;
 	struct location ver_mention = versions ? location_of(&f, t->path, versions) : mention;
+	yaml_node_t *emulator_node = yamlfile_get(&f, root, "emulator");
+	struct location emulator_mention = emulator_node ? location_of(&f, t->path, emulator_node)
+	                                                 : mention;
 	t->patch_sets_at = patch_sets ? location_of(&f, t->path, patch_sets) : mention;
 	yamlfile_release(&f);
 	r->targets = xrealloc(r->targets, (r->n_targets + 1) * sizeof(*r->targets));
@@ -1254,6 +1282,26 @@ struct target *recipes_target(struct recipes *r, const char *name)
 			return NULL;
 		if (s->installs != INSTALLS_TOOLS) {
 			location_error(&mention, "toolchain stage '%s' must say 'installs: tools'", s->name);
+			return NULL;
+		}
+	}
+	if (t->emulator) {
+		struct stage *s = recipes_stage(r, t->emulator, &emulator_mention);
+		if (!s)
+			return NULL;
+		for (size_t i = 0; i + 1 < s->provides.n; i += 2) {
+			char **dir = strcmp(s->provides.v[i], "qemu_user_dir") == 0 ? &t->emulator_user_dir
+			             : strcmp(s->provides.v[i], "qemu_system_dir") == 0 ? &t->emulator_system_dir
+			             : NULL;
+			if (dir) {
+				free(*dir);
+				*dir = xstrdup(s->provides.v[i + 1]);
+			}
+		}
+		if (s->installs != INSTALLS_TOOLS || !t->emulator_user_dir) {
+			location_error(&emulator_mention, "emulator stage '%s' must say 'installs: tools' "
+			               "and provide qemu_user_dir (the directory of its qemu-user binaries)",
+			               s->name);
 			return NULL;
 		}
 	}

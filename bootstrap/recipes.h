@@ -161,6 +161,12 @@ struct target {
 	char *qemu_cpu;             /* the CPU model it emulates (-cpu), or NULL: qemu's default
 	                               ("max", every feature qemu has) */
 	char *qemu_machine;         /* semihosting: qemu-system's board (-M), else NULL */
+	char *emulator;             /* `emulator:` the tools stage whose qemu runs the target's
+	                               programs (the sysroot ships it in toolchain/), or NULL: the
+	                               host's qemu, found in PATH */
+	char *emulator_user_dir;    /* its provides' qemu_user_dir (the directory of `qemu`,
+	                               relative to its prefix, the sysroot's toolchain/), or NULL */
+	char *emulator_system_dir;  /* its qemu_system_dir (qemu-system-*, --system), or NULL */
 	struct strlist cflags;      /* code generation flags: always used, also by the wrappers */
 	struct strlist driver_cflags;   /* flags for users' programs only (the sysroot's clang
 	                                   configuration), not the stages': a compiler defect's
@@ -287,6 +293,9 @@ bool recipes_is_tool(const char *name);
  * LLVM tools) or clang_resource_dir (its clang's resource directory)? They replace the host
  * LLVM's ${llvm_bin}, ${clang}, ${clang_resource_dir} and ${clang_version}. */
 bool recipes_is_llvm_dir(const char *name);
+/* Is `name` what an emulator stage provides: qemu_user_dir or qemu_system_dir (the directories
+ * of its qemu-user and qemu-system binaries)? A target's `emulator:` names such a stage. */
+bool recipes_is_emulator_dir(const char *name);
 /* Is `name` a variable the engine sets (a target may not override it)? */
 bool recipes_reserved_variable(const char *name);
 /* Names of all targets/<name>.yaml, sorted. */

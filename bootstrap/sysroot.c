@@ -15,7 +15,7 @@
 #include "overlay.h"
 #include "util.h"
 
-#define SYSROOT_FORMAT "16"   /* bump when the generated files change */
+#define SYSROOT_FORMAT "17"   /* bump when the generated files change */
 #define STAMP_NAME SYSROOT_STAMP
 
 /* ".<target>.new.<pid>" and ".<target>.old.<pid>" of runs that were killed. */
@@ -80,7 +80,8 @@ int sysroot_assemble(const struct plan *p, const struct target *t)
 			digest_update_string(&d, stages[i]->output);
 	for (size_t i = 0; i < n_tools; i++) {
 		digest_update_string(&d, tools[i]->output);
-		if (strlist_has(&t->toolchain, tools[i]->stage->name))
+		if (strlist_has(&t->toolchain, tools[i]->stage->name) ||
+		    (t->emulator && strcmp(t->emulator, tools[i]->stage->name) == 0))
 			plan_provided(tools[i], t, &provided);
 	}
 	char *overlay = sysroot_overlay_dir(&p->dirs, t->name);

@@ -237,6 +237,29 @@ static const char *runner_name(const struct target *t)
 	return slash ? slash + 1 : t->qemu;
 }
 
+/* The qemu-user binary that runs target t's programs: its emulator stage's, which the sysroot
+ * ships in toolchain/ (as its run wrapper runs it), or the host's, by name (found in PATH) */
+static char *qemu_user_path(const struct target *t, const char *sysroot)
+{
+	return t->emulator ? xasprintf("%s/toolchain/%s/%s", sysroot, t->emulator_user_dir, t->qemu)
+	                   : xstrdup(t->qemu);
+}
+
+/* The table's runner cell of a qemu-user target: which qemu, in which version, ran it
+ * ("qemu-user (qemu-aarch64-static 7.2.22 -cpu cortex-a53)", "... 10.0.13 of the stage qemu
+ * -cpu ...") */
+static char *qemu_user_runner(const struct target *t, const char *sysroot)
+{
+	char *path = qemu_user_path(t, sysroot);
+	char *version = guest_qemu_version(path);
+	char *cell = xasprintf("qemu-user (%s %s%s%s%s%s)", t->qemu, version,
+	                       t->emulator ? " of the stage " : "", t->emulator ? t->emulator : "",
+	                       t->qemu_cpu ? " -cpu " : "", t->qemu_cpu ? t->qemu_cpu : "");
+	free(version);
+	free(path);
+	return cell;
+}
+
 /* The command that runs `exe`: under qemu-user with the sysroot as its -L prefix, or natively.
  * Natively a dynamic program runs through the sysroot's own loader (its PT_INTERP inside the
  * sysroot) with the sysroot's library directories first, as qemu -L gives them; glibc's loader
@@ -261,7 +284,7 @@ static void run_command(const struct target *t, const char *sysroot, const char 
 			strlist_take(argv, xasprintf("%s/lib:%s/usr/lib", root, root));
 		}
 	} else {
-		strlist_add(argv, t->qemu);
+		strlist_take(argv, qemu_user_path(t, sysroot));
 		if (t->qemu_cpu) {
 			strlist_add(argv, "-cpu");
 			strlist_add(argv, t->qemu_cpu);
@@ -773,9 +796,7 @@ int testrun_target(const struct dirs *dirs, const struct target *t,
 		                                xasprintf("%s -M %s%s%s (semihosting)", t->qemu,
 		                                          t->qemu_machine, t->qemu_cpu ? " -cpu " : "",
 		                                          t->qemu_cpu ? t->qemu_cpu : "")
-		                              : xasprintf("qemu-user (%s%s%s)", t->qemu,
-		                                          t->qemu_cpu ? " -cpu " : "",
-		                                          t->qemu_cpu ? t->qemu_cpu : ""));
+		                              : qemu_user_runner(t, sysroot));
 	}
 	if (!path_exists(stamp)) {
 		error("no sysroot for '%s' at '%s': run 'crossroot build %s' first", t->name, sysroot,

@@ -84,7 +84,7 @@ check "test --system: every program in one boot, judged as under qemu-user" 0 \
 	"ok   withlib                      dynamic (kernel)" \
 	"ok   forge                        static (kernel)" \
 	"ok   forge                        dynamic (kernel)" \
-	"booting $TARGET for 9 programs: Linux 6.1.0-50-arm64 (linux-image-6.1.0-50-arm64-unsigned 6.1.176-1) under qemu-system-aarch64 -M virt -cpu cortex-a53" \
+	"booting $TARGET for 9 programs: Linux 6.1.0-50-arm64 (linux-image-6.1.0-50-arm64-unsigned 6.1.176-1) under qemu-system-aarch64 $(qemu-system-aarch64 --version | sed -n '1s/.* version \([^ ]*\).*/\1/p') -M virt -cpu cortex-a53" \
 	"10 passed, 0 failed"
 echo "    (test --system of 9 programs: $took s with their builds)"
 assert "the table says which runner gave the cells" \

@@ -238,6 +238,28 @@ TEST(recipes)
 		bt->triple = long_form;
 	}
 	recipes_release(&br);
+	/* emulator: a tools stage that provides qemu_user_dir, for runner qemu-user; its
+	 * directories are the target's */
+	project_file("stages/emu.yaml", "sources: [src]\ninstalls: tools\nmachine: []\nprovides:\n"
+	             "  qemu_user_dir: bin\n  qemu_system_dir: sbin\nsteps: [make]\n");
+	project_file("targets/emulated.yaml", "triple: aarch64-unknown-linux-musl\n"
+	             "qemu: qemu-aarch64-static\nemulator: emu\nstages: [two]\n");
+	struct recipes er;
+	recipes_init(&er, project);
+	struct target *et = recipes_target(&er, "emulated");
+	CHECK(et && strcmp(et->emulator, "emu") == 0 && strcmp(et->emulator_user_dir, "bin") == 0 &&
+	      strcmp(et->emulator_system_dir, "sbin") == 0);
+	recipes_release(&er);
+	project_file("targets/emunotools.yaml", "triple: a-b-c\nqemu: q\nemulator: two\nstages: [two]\n");
+	CHECK(load_fails_with("emunotools", "targets/emunotools.yaml:3:11: emulator stage 'two' must "
+	                      "say 'installs: tools' and provide qemu_user_dir"));
+	project_file("targets/emupath.yaml", "triple: a-b-c\nqemu: /usr/bin/q\nemulator: emu\n"
+	             "stages: [two]\n");
+	CHECK(load_fails_with("emupath", "targets/emupath.yaml:3:11: with an emulator stage, qemu "
+	                      "names its binary, not a path"));
+	project_file("targets/emuwasi.yaml", "triple: wasm32-unknown-wasi\nrunner: wasi\n"
+	             "emulator: emu\nstages: [two]\n");
+	CHECK(load_fails_with("emuwasi", "targets/emuwasi.yaml:3:11: emulator is for runner qemu-user"));
 	project_file("targets/rvcpu.yaml", "triple: riscv32-unknown-none-elf\nrunner: semihosting\n"
 	             "qemu: qemu-system-riscv32\nqemu_machine: virt\nqemu_cpu: 'rv32,f=false;reboot'\n"
 	             "stages: [two]\ndriver_cxxflags: ['$(id)']\n");
