@@ -596,6 +596,9 @@ static bool target_built(const struct plan *p, const struct target *t);
  * run is built: the first targets of a long run can be used (and tested) while it goes on. */
 static void assemble_ready(struct run *r)
 {
+	size_t left = 0;   /* targets still waiting for a stage */
+	for (size_t t = 0; t < r->p->n_targets; t++)
+		left += !r->assembled[t] && !target_built(r->p, r->p->targets[t]);
 	for (size_t t = 0; t < r->p->n_targets; t++) {
 		const struct target *target = r->p->targets[t];
 		if (r->assembled[t] || !target_built(r->p, target))
@@ -603,8 +606,9 @@ static void assemble_ready(struct run *r)
 		if (sysroot_assemble(r->p, target) < 0)
 			continue;   /* said why; the end of the run tries again and fails there */
 		r->assembled[t] = true;
-		info("sysroot %s: %s/%s (ready; the run goes on)", target->name, r->p->dirs.out,
-		     target->name);
+		if (left)   /* else the run's own last lines say it */
+			info("sysroot %s: %s/%s (ready; the run goes on)", target->name, r->p->dirs.out,
+			     target->name);
 	}
 }
 
