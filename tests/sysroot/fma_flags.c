@@ -13,23 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-
-static const int modes[] = {FE_TONEAREST, FE_DOWNWARD, FE_UPWARD, FE_TOWARDZERO};
-static const char *const mode_names[] = {"near", "down", "up", "zero"};
-
-static void print_flags(int f)
-{
-	static const struct { int flag; const char *name; } names[] = {
-		{FE_INVALID, "invalid"}, {FE_DIVBYZERO, "divbyzero"}, {FE_OVERFLOW, "overflow"},
-		{FE_UNDERFLOW, "underflow"}, {FE_INEXACT, "inexact"}};
-	int any = 0;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (f & names[i].flag) {
-			printf(" %s", names[i].name);
-			any = 1;
-		}
-	printf("%s\n", any ? "" : " none");
-}
+#include "fenv_report.h"
 
 /* through volatile pointers: nothing is computed at build time or moved across fesetround */
 static float (*volatile fmaf_fn)(float, float, float) = fmaf;
