@@ -1,20 +1,23 @@
 #!/bin/sh
-# Regenerates the libm_exact expected files from gcc-built musl of the sysroots' version:
+# Regenerates the libm_exact expected files from gcc-built musl of the sysroots' version
+# (tests/lib/reference-musl.sh says which, per target):
 #   libm_exact.expected           the host's musl-gcc (Debian's musl-tools, x86_64)
-#   libm_exact.<triple>.expected  Debian's musl-dev of another architecture, where its libm
-#                                 takes other code paths (aarch64 defines __FP_FAST_FMA: log2
-#                                 and pow use fma and differ in directed rounding modes);
-#                                 written only where it differs from the x86_64 one
-#   libm_exact.i686-linux-musl.expected musl built here by the host's gcc -m32 with i686-linux-musl's
-#                                 SSE2 flags (Debian's i386 musl uses the x87: see below)
-#   libm_exact.powerpc-linux-musl.expected musl built here by Debian's powerpc cross gcc
-#                                 (gcc-powerpc-linux-gnu; Debian has no powerpc musl)
-# The Debian packages come from the archive this machine's apt uses (never named here),
-# verified by apt (signed Release files, hashes; tests/lib/debian-deb.sh); the
-# test program is compiled with the built sysroot's clang and linked with Debian's gcc-built
-# libc.a, start files and the sysroot's compiler-rt builtins (long double helpers).
-# Usage: tests/sysroot/libm-reference.sh (make libm-reference); needs the sysroots of the
-# architectures below built (a target without one is skipped and its file left alone).
+#   libm_exact.<triple>.expected  gcc-built musl of another architecture: Debian's own, or musl
+#                                 built here by a Debian cross gcc where Debian has none built
+#                                 as the target is. Where it differs from x86_64's: aarch64
+#                                 defines __FP_FAST_FMA (log2 and pow use fma and round otherwise
+#                                 in directed modes), s390x has its own ceil, floor, round and
+#                                 trunc (FE_INEXACT), i686 its own 32-bit paths
+#   libm_exact.powerpc-linux-musl.expected  named by the target (below)
+# Each is written only where it differs from the x86_64 one (else removed). The test program
+# is compiled with the built sysroot's clang and linked with the gcc-built libc.a, start files
+# and the sysroot's compiler-rt builtins (long double helpers), then run under the target's
+# qemu and CPU model, as crossroot test runs it.
+# Usage: tests/sysroot/libm-reference.sh [TARGET...] (make libm-reference); needs the sysroots
+# of the targets built (a target without one is skipped and its file left alone).
+# A target whose own libm knowingly differs (OWN below) gets libm_exact.<target>.expected from
+# its own sysroot's output, its reference is named by the triple, and the functions that differ
+# between the two are printed: README's "libm_exact" says why each differs.
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SRC=$ROOT/tests/sysroot/libm_exact.c
@@ -25,89 +28,75 @@ musl-gcc -O2 -static -o "$T/ref" "$SRC" -lm
 "$T/ref" >"$ROOT/tests/sysroot/libm_exact.expected"
 echo "libm_exact.expected: host musl-gcc $(dpkg-query -W -f='${Version}' musl-dev)"
 
-# reference TARGET LIBDIR QEMU WHAT: the program compiled by TARGET's sysroot clang, linked with
-# the gcc-built libc.a and start files in LIBDIR (and the sysroot's compiler-rt builtins: long
-# double helpers) and run under QEMU with the target's CPU model (as crossroot test runs it);
-# its output becomes libm_exact.<NAME>.expected (NAME: the target's triple, or what the fifth
-# argument says), or that file is removed where the output equals the x86_64 reference. WHAT
-# says where LIBDIR is from.
+. "$ROOT/tests/lib/reference-musl.sh"
+
+# reference TARGET DIR NAME: the program compiled by TARGET's sysroot clang, linked with the
+# gcc-built libc.a and start files in DIR, run under the target's qemu and CPU model; its output
+# becomes libm_exact.NAME.expected, or that file is removed where the output equals the x86_64
+# reference
 reference() {
 	rs=$ROOT/sysroots/$1 rl=$2
 	rtriple=$(sed -n 's/^triple: *//p' "$ROOT/targets/$1.yaml")
-	rcpu=$(sed -n 's/^qemu_cpu: *\([^ #]*\).*/\1/p' "$ROOT/targets/$1.yaml")
 	"$rs/bin/$1-clang" -O2 -c -o "$T/$1.o" "$SRC"
 	ld.lld-19 -static -o "$T/$1.ref" "$rl/crt1.o" "$rl/crti.o" "$T/$1.o" "$rl/libc.a" \
 		"$rs"/usr/lib/clang/*/lib/"$rtriple"/libclang_rt.builtins.a "$rl/crtn.o"
-	rout=$ROOT/tests/sysroot/libm_exact.${5:-$rtriple}.expected
-	$3 ${rcpu:+-cpu "$rcpu"} "$T/$1.ref" >"$T/$1.out"
+	rout=$ROOT/tests/sysroot/libm_exact.$3.expected
+	"$rs/bin/$1-run" "$T/$1.ref" >"$T/$1.out"
 	if cmp -s "$T/$1.out" "$ROOT/tests/sysroot/libm_exact.expected"; then
 		rm -f "$rout"
-		echo "$1: $4 matches the x86_64 reference"
+		echo "$1: $REF_WHAT matches the x86_64 reference"
 	else
 		mv "$T/$1.out" "$rout"
-		echo "$(basename "$rout"): $4"
+		echo "$(basename "$rout"): $REF_WHAT"
 	fi
 }
 
-# have_sysroot TARGET: its sysroot is built; else it is skipped, its file left alone
-have_sysroot() {
-	[ -x "$ROOT/sysroots/$1/bin/$1-clang" ] && return 0
-	echo "$1: no sysroot, skipped (crossroot build $1)" >&2
-	return 1
+# The targets whose libm knowingly differs from gcc-built musl: armv7 and armv6 compiled by
+# clang 19 give zeros of the wrong sign in FE_DOWNWARD (its strict int-to-double conversion)
+OWN="armv7-rpi2-linux-musleabihf armv6-rpi1-linux-musleabihf"
+
+# own TARGET NAME: libm_exact.TARGET.expected from the sysroot's own libm (the program linked as
+# crossroot test links it), and the functions where it differs from libm_exact.NAME.expected
+own() {
+	rs=$ROOT/sysroots/$1
+	"$rs/bin/$1-clang" -O2 -static -o "$T/$1.own" "$SRC" -lm
+	"$rs/bin/$1-run" "$T/$1.own" >"$ROOT/tests/sysroot/libm_exact.$1.expected"
+	ref=$ROOT/tests/sysroot/libm_exact.$2.expected
+	[ -f "$ref" ] || ref=$ROOT/tests/sysroot/libm_exact.expected
+	echo "libm_exact.$1.expected: its own libm; differs from $(basename "$ref") in:" \
+		$(diff "$ref" "$ROOT/tests/sysroot/libm_exact.$1.expected" | sed -n 's/^> \([^ ]*\).*/\1/p')
 }
 
-. "$ROOT/tests/lib/debian-deb.sh"
-VERSION=$(dpkg-query -W -f='${Version}' musl-dev)
-# Debian architecture, multiarch directory, crossroot target, qemu. Not ppc64el: gcc defines
-# __FP_FAST_FMA there and clang does not, so Debian's log2 and pow take musl's fma path and ours
-# the generic one (x86_64's); they differ in 9 directed-rounding calls of 102,400.
-while read -r debarch multiarch target qemu; do
-	[ -f "$ROOT/targets/$target.yaml" ] || continue
-	have_sysroot "$target" || continue
-	deb=$(deb_fetch "$T/apt" "arm64 mips64el mipsel" "musl-dev:$debarch=$VERSION" "$T")
-	dpkg-deb -x "$deb" "$T/$debarch"
-	reference "$target" "$T/$debarch/usr/lib/$multiarch" "$qemu" \
-		"Debian's gcc-built musl-dev $VERSION ($debarch)"
-done <<'EOT'
-arm64 aarch64-linux-musl aarch64-linux-musl qemu-aarch64-static
-mips64el mips64el-linux-musl mips64el-linux-musl qemu-mips64el-static
-mipsel mipsel-linux-musl mipsel-linux-musl qemu-mipsel-static
-EOT
+if [ $# -eq 0 ]; then
+	set -- $(cd "$ROOT/targets" && ls *.yaml | sed 's/\.yaml$//')
+fi
+for target; do
+	ref_musl_kind "$target" >/dev/null || continue
+	[ "$target" != x86_64-linux-musl ] || continue   # the host's musl-gcc, above
+	if [ ! -x "$ROOT/sysroots/$target/bin/$target-clang" ]; then
+		echo "$target: no sysroot, skipped (crossroot build $target)" >&2
+		continue
+	fi
+	ref_musl "$target" "$T/ref-$target" "$T/apt" || { echo "$target: no reference" >&2; continue; }
+	# named by the triple, so the target's variants compiled by another LLVM share it; powerpc's
+	# by the target: its own musl is GCC-built as the reference is, and GCC converts integers
+	# to double as clang 19 does (0 is -0 when rounding down), which LLVM 21 does not
+	name=$(sed -n 's/^triple: *//p' "$ROOT/targets/$target.yaml")
+	[ "$target" != powerpc-linux-musl ] || name=$target
+	reference "$target" "$T/ref-$target" "$name"
+	case " $OWN " in *" $target "*) own "$target" "$name" ;; esac
+done
 
-# Where Debian has no musl of the architecture, or none built as the target is, the reference
-# is musl of the sysroot's version and patches, from crossroot's verified download, built here
-# for that target (so its file is named by the target, not the triple: powerpc's GCC converts
-# integers to double as clang 19 does, giving -0 for 0 when rounding down, which crossroot's
-# LLVM 21 no longer does; powerpc-linux-musl-llvm21 compares with the x86_64 reference)
-# by a gcc of Debian's (only the library: the program is compiled by the sysroot's clang and
-# linked with its compiler-rt builtins, as above), at -O2 as Debian builds musl (at musl's own
-# -Os, gcc saves registers through libgcc routines on some architectures: see powerpc's file).
-# built_reference TARGET PACKAGE "CC" MUSL-TARGET QEMU WHAT (PACKAGE: Debian's, holding CC)
-built_reference() {
-	have_sysroot "$1" || return 0
-	command -v "${3%% *}" >/dev/null || { echo "$1: ${3%% *} is missing: apt-get install $2" >&2; return 1; }
-	version=$(sed -n 's/^version: *"*\([^"]*\)"*$/\1/p' "$ROOT/sources/musl.yaml")
-	sum=$(sed -n 's/^ *sha256: *//p' "$ROOT/sources/musl.yaml" | head -1)
-	tarball=${CROSSROOT_CACHE:-$ROOT/work/cache}/downloads/$sum
-	[ -f "$tarball" ] || { echo "$tarball: musl's verified download is missing (crossroot build $1)" >&2; return 1; }
-	echo "$sum  $tarball" | sha256sum -c --quiet - || { echo "$tarball: not musl's pinned sha256 $sum" >&2; return 1; }
-	mkdir "$T/musl-$1"
-	tar -xzf "$tarball" -C "$T/musl-$1" --strip-components=1
-	for p in "$ROOT"/patches/musl/"$version"/*.patch; do patch -s -p1 -d "$T/musl-$1" <"$p"; done
-	(cd "$T/musl-$1" && CC="$3" CFLAGS=-O2 ./configure --target="$4" --disable-shared >/dev/null &&
-		make -s -j"$(nproc)" AR=llvm-ar-19 RANLIB=llvm-ranlib-19 lib/libc.a lib/crt1.o \
-			lib/crti.o lib/crtn.o) >"$T/musl-$1.log" 2>&1 ||
-		{ echo "$1: building the reference musl failed; the end of its log:" >&2
-		  tail -20 "$T/musl-$1.log" >&2; return 1; }
-	reference "$1" "$T/musl-$1/lib" "$5" "musl $version built by $6" "$1"
-}
+# RV32: Debian has no gcc for it. Its reference is composed of gcc-built references' lines:
+# RISC-V's (riscv64's, which equals x86_64's: tininess after rounding, no fma paths) for every
+# function but those returning long, 32 bits here, which come from the 32-bit i686 reference
+# (armhf's and armv6's give the same lines: musl's 32-bit lrint and lround are C, and their
+# flags the conversion's)
+if [ -f "$ROOT/targets/riscv32-linux-musl.yaml" ] && [ -f "$ROOT/tests/sysroot/libm_exact.i686-unknown-linux-musl.expected" ]; then
+	awk 'NR == FNR { if ($1 ~ /^l(rint|round)f?$/) long[$1] = $0; next }
+	     { print ($1 in long) ? long[$1] : $0 }' \
+		"$ROOT/tests/sysroot/libm_exact.i686-unknown-linux-musl.expected" \
+		"$ROOT/tests/sysroot/libm_exact.expected" >"$ROOT/tests/sysroot/libm_exact.riscv32-unknown-linux-musl.expected"
+	echo "libm_exact.riscv32-unknown-linux-musl.expected: riscv64's (x86_64's), with i686's lines of the functions that return long"
+fi
 
-# i686-linux-musl does its floating point in SSE2 registers (-mfpmath=sse, see its target
-# file); Debian's i386 musl uses the x87 unit, so it is no reference: the host's gcc with the
-# target's flags (gcc rounds x87 and SSE arithmetic as C says, -fexcess-precision=standard).
-built_reference i686-linux-musl gcc "gcc -m32 -march=pentium4 -mfpmath=sse" i386-linux-musl \
-	qemu-i386-static "the host's gcc -m32 -mfpmath=sse"
-# 32-bit PowerPC: Debian has no powerpc musl (the port is not an official architecture); its
-# powerpc cross gcc (package gcc-powerpc-linux-gnu) with musl's 64-bit long double
-built_reference powerpc-linux-musl gcc-powerpc-linux-gnu "powerpc-linux-gnu-gcc -mlong-double-64 -msecure-plt" \
-	powerpc-linux-musl qemu-ppc-static "Debian's powerpc-linux-gnu-gcc"

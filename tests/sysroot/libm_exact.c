@@ -12,10 +12,11 @@
  * forced evaluations folded at compile time, a wrong rounding mode.
  *
  * Per function, one line: the number of calls and a hash of every result (NaN canonical:
- * sign and payload of a NaN differ between architectures and are not specified) and of the
- * FE_INVALID, FE_DIVBYZERO and FE_OVERFLOW flags each call raised. FE_UNDERFLOW (tininess is
- * detected before rounding on Arm and POWER, after it on x86 and RISC-V) and FE_INEXACT (floor
- * may or may not raise it) may differ between correct libraries and are not compared.
+ * sign and payload of a NaN differ between architectures and are not specified) and of all
+ * five exception flags each call raised. FE_UNDERFLOW depends on when the architecture detects
+ * tininess (before rounding on Arm and POWER, after it on x86 and RISC-V), so an architecture's
+ * reference is gcc-built musl of that architecture (tests/sysroot/libm-reference.sh): a file
+ * per triple where it differs from x86_64's.
  * With an argument, every call is printed instead, to find the one that differs. */
 #define _GNU_SOURCE
 #include <fenv.h>
@@ -25,7 +26,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define FLAGS (FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW)
+#define FLAGS (FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW | FE_INEXACT)
 
 static const int modes[] = {FE_TONEAREST, FE_DOWNWARD, FE_UPWARD, FE_TOWARDZERO};
 static const char *const mode_names[] = {"near", "down", "up", "zero"};
@@ -78,13 +79,31 @@ static void record(const char *name, int mode, double x, double y, double r)
 	int flags = fetestexcept(FLAGS);
 	uint64_t u = bits_of(r);
 	int f = (flags & FE_INVALID ? 1 : 0) | (flags & FE_DIVBYZERO ? 2 : 0) |
-	        (flags & FE_OVERFLOW ? 4 : 0);
+	        (flags & FE_OVERFLOW ? 4 : 0) | (flags & FE_INEXACT ? 8 : 0) |
+	        (flags & FE_UNDERFLOW ? 16 : 0);
 	fesetround(FE_TONEAREST);
 	hash_le(u, 8);
 	hash_le((uint64_t)f, 4);
 	calls++;
 	if (verbose)
 		printf("%s %s %a %a -> %a flags %d\n", name, mode_names[mode], x, y, r, f);
+}
+
+/* The same for a function with an integer result (lrint, llround, ...): no conversion to
+ * double between the call and the flag test. Where FE_INVALID says the value does not fit,
+ * the result is unspecified (each architecture's conversion gives its own) and not hashed. */
+static void record_int(const char *name, int mode, double x, long long r)
+{
+	int flags = fetestexcept(FLAGS);
+	int f = (flags & FE_INVALID ? 1 : 0) | (flags & FE_DIVBYZERO ? 2 : 0) |
+	        (flags & FE_OVERFLOW ? 4 : 0) | (flags & FE_INEXACT ? 8 : 0) |
+	        (flags & FE_UNDERFLOW ? 16 : 0);
+	fesetround(FE_TONEAREST);
+	hash_le(f & 1 ? 0 : (uint64_t)r, 8);
+	hash_le((uint64_t)f, 4);
+	calls++;
+	if (verbose)
+		printf("%s %s %a -> %lld flags %d\n", name, mode_names[mode], x, f & 1 ? 0 : r, f);
 }
 
 static void report(const char *name)
@@ -209,6 +228,37 @@ static void run_fma(void)
 	report("fma");
 }
 
+/* lrint, lround and their kin. Their inputs: the common ones, then the same count scaled to
+ * the edges of 32- and 64-bit integers (2^30, 2^52, 2^62 and up to about 5 times that, some
+ * with a fraction), where FE_INVALID and FE_INEXACT are the conversion's own. Converted once,
+ * before any call (see finputs). */
+static double iinputs[4][320];
+static float fiinputs[4][320];
+
+#define RUN_TO_INT(fname, type, inputs_of)                                                  \
+	static void run_##fname(void)                                                          \
+	{                                                                                      \
+		type (*volatile fn)(__typeof__(inputs_of[0][0])) = fname;                          \
+		for (int m = 0; m < 4; m++)                                                        \
+			for (size_t k = 0; k < 4; k++)                                                 \
+				for (size_t i = 0; i < n_inputs; i++) {                                    \
+					__typeof__(inputs_of[0][0]) x = inputs_of[k][i];                       \
+					begin();                                                               \
+					fesetround(modes[m]);                                                  \
+					type r = fn(x);                                                        \
+					record_int(#fname, m, x, r);                                           \
+				}                                                                          \
+		report(#fname);                                                                    \
+	}
+RUN_TO_INT(lrint, long, iinputs)
+RUN_TO_INT(llrint, long long, iinputs)
+RUN_TO_INT(lround, long, iinputs)
+RUN_TO_INT(llround, long long, iinputs)
+RUN_TO_INT(lrintf, long, fiinputs)
+RUN_TO_INT(llrintf, long long, fiinputs)
+RUN_TO_INT(lroundf, long, fiinputs)
+RUN_TO_INT(llroundf, long long, fiinputs)
+
 /* Deterministic inputs: special values, values near the edges of functions' domains, and
  * pseudo-random doubles over moderate and full exponent ranges. */
 static void make_inputs(void)
@@ -235,6 +285,15 @@ static void make_inputs(void)
 	}
 	for (size_t i = 0; i < n_inputs; i++)
 		finputs[i] = (float)inputs[i];
+	static const double scales[] = {0x1p30, 0x1p52, 0x1p62};
+	for (size_t i = 0; i < n_inputs; i++) {
+		iinputs[0][i] = inputs[i];
+		fiinputs[0][i] = finputs[i];
+		for (size_t k = 1; k < 4; k++) {
+			iinputs[k][i] = scales[k - 1] * (0.5 + (double)i / 64) + (double)(i % 4) * 0.375;
+			fiinputs[k][i] = (float)iinputs[k][i];
+		}
+	}
 }
 
 int main(int argc, char **argv)
@@ -272,6 +331,10 @@ int main(int argc, char **argv)
 	run_ilogb();
 	run_scalbn();
 	run_fma();
+	run_lrint();
+	run_llrint();
+	run_lround();
+	run_llround();
 	const struct {
 		const char *name;
 		f1 fn;
@@ -291,5 +354,9 @@ int main(int argc, char **argv)
 	} f2s[] = {{"atan2f", atan2f}, {"hypotf", hypotf}, {"powf", powf}, {"fmodf", fmodf}};
 	for (size_t i = 0; i < sizeof(f2s) / sizeof(f2s[0]); i++)
 		run_f2(f2s[i].name, f2s[i].fn);
+	run_lrintf();
+	run_llrintf();
+	run_lroundf();
+	run_llroundf();
 	return 0;
 }
