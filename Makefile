@@ -127,7 +127,8 @@ libm-reference:
 
 # musl's libc-test against built musl sysroots, each beside gcc-built musl of its version
 # (tests/libc-test/run.sh): failures the reference does not share must be listed with their
-# cause in tests/libc-test/known. About 4 to 8 min per target here. TARGETS="..." (default: the
+# cause in tests/libc-test/known. About 6 to 8 min per target here (measured 2026-12-08,
+# beside other work). TARGETS="..." (default: the
 # musl targets with a reference); LIBC_TEST_GIT=URL-or-path for a mirror of libc-test's git.
 LIBC_TEST_TARGETS = x86_64-linux-musl aarch64-linux-musl armv7-rpi2-linux-musleabihf \
 	armv6-rpi1-linux-musleabihf riscv64-linux-musl i686-linux-musl s390x-linux-musl \
