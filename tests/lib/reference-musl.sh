@@ -2,7 +2,7 @@
 # crossroot target, the reference its clang-built musl is compared with.
 #
 # ref_musl TARGET DIR STATE: writes the reference's REF_MUSL_FILES (libc.a; libc.so, which is
-# the dynamic loader too; the start files) into DIR and sets REF_WHAT to where it is from; STATE holds the
+# the dynamic loader too; the start files) and its headers (DIR/include) into DIR and sets REF_WHAT to where it is from; STATE holds the
 # private apt state of deb_fetch (tests/lib/debian-deb.sh). Returns 2 where the target has no
 # reference (an architecture with neither a Debian musl nor a Debian cross gcc), 1 on failure.
 # The reference is, per target (ref_musl_kind):
@@ -65,6 +65,7 @@ ref_musl() {
 			dpkg-deb -x "$deb" "$rm_dir/deb/root"
 		done
 		cp "$rm_dir/deb/root/lib/$3/libc.so" "$rm_dir/libc.so" || return 1
+		cp -r "$rm_dir/deb/root/usr/include/$3" "$rm_dir/include" || return 1
 		for f in $REF_MUSL_FILES; do
 			[ "$f" = libc.so ] || cp "$rm_dir/deb/root/usr/lib/$3/$f" "$rm_dir/$f" || return 1
 		done
@@ -88,7 +89,9 @@ ref_musl() {
 		echo "$rm_sum  $rm_tarball" | sha256sum -c --quiet - ||
 			{ echo "$rm_tarball: not musl $rm_version's pinned sha256 $rm_sum" >&2; return 1; }
 		rm_builtins=$(ls "$ROOT"/sysroots/"$rm_target"/usr/lib/clang/*/lib/*/libclang_rt.builtins.a 2>/dev/null | head -1)
-		[ -n "$rm_builtins" ] || { echo "$rm_target: no compiler-rt builtins in its sysroot (crossroot build $rm_target)" >&2; return 1; }
+		# no sysroot: the cross gcc's own libgcc
+		[ -n "$rm_builtins" ] || rm_builtins=$(${rm_cc} -print-libgcc-file-name)
+		[ -f "$rm_builtins" ] || { echo "$rm_target: no compiler-rt builtins in its sysroot (crossroot build $rm_target)" >&2; return 1; }
 		mkdir "$rm_dir/src"
 		tar -xzf "$rm_tarball" -C "$rm_dir/src" --strip-components=1
 		for p in "$ROOT"/patches/musl/"$rm_version"/*.patch; do patch -s -p1 -d "$rm_dir/src" <"$p" || return 1; done
@@ -97,6 +100,8 @@ ref_musl() {
 			{ echo "$rm_target: building the reference musl failed; the end of $rm_dir/build.log:" >&2
 			  tail -20 "$rm_dir/build.log" >&2; return 1; }
 		for f in $REF_MUSL_FILES; do cp "$rm_dir/src/lib/$f" "$rm_dir/$f"; done
+		make -s -C "$rm_dir/src" install-headers DESTDIR="$rm_dir/hdr" prefix=/ >>"$rm_dir/build.log" 2>&1 &&
+			mv "$rm_dir/hdr/include" "$rm_dir/include" || return 1
 		REF_WHAT="musl $rm_version built by Debian's gcc $(${rm_cc%% *} -dumpfullversion 2>/dev/null || echo ?) ($rm_cc${rm_cflags:+ $rm_cflags})"
 		;;
 	esac
