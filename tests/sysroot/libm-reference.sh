@@ -47,6 +47,8 @@ reference() {
 		# no sysroot: the host's clang with the target's triple and flags and the reference's
 		# headers, linked with the Debian cross gcc's libgcc, run by the target's qemu and CPU
 		rgcc=$(without_sysroot_gcc "$1")
+		command -v "$rgcc" >/dev/null ||
+			{ echo "$1: $rgcc is missing: apt-get install gcc-${rgcc%-gcc}" >&2; return 1; }
 		rflags=$(sed -n 's/^cflags: *\[\(.*\)\].*/\1/p' "$ROOT/targets/$1.yaml" | tr -d ',')
 		rqemu=$(sed -n 's/^qemu: *\([^ #]*\).*/\1/p' "$ROOT/targets/$1.yaml")
 		rcpu=$(sed -n 's/^qemu_cpu: *\([^ #]*\).*/\1/p' "$ROOT/targets/$1.yaml")
