@@ -103,7 +103,7 @@ for t in "$@"; do
 	rm -rf "$W/$t/musl"
 	if ref_musl "$t" "$W/$t/musl" "$W/apt"; then
 		echo "$t: and with the reference, $REF_WHAT" >&2
-		reference_root "$t" "$W/$t/root"
+		reference_root "$t" "$W/$t/root" || { status=1; continue; }
 		build_run "$t" "$W/$t/root" "$W/$t/ref" "$W/$t/ours" || { status=1; continue; }
 		failures "$W/$t/ref/src/src/REPORT" >"$W/$t/ref.fail"
 		ref_n=$(wc -l <"$W/$t/ref.fail")
